@@ -1,0 +1,335 @@
+#include "cli.h"
+
+#include "calculator.h"
+#include "chipcatalog.h"
+#include "units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <set>
+
+namespace meshplan::app {
+
+using nlohmann::json;
+namespace m = meshplan::model;
+
+namespace {
+
+constexpr int kBadInput = 2;
+
+const char *kUsage = R"(usage: meshplan-cli COMMAND [options]
+
+Commands (the book's ideal model unless --achievable; --json for machine-readable output):
+  hardware [ID] [--list]                       a chip's datasheet, or the catalog
+  roofline --chip C --flops F --bytes B [--dtype bf16] [--link hbm|ici|ici-one-way|dcn|pcie|nvlink|scale-out]
+                                               compute vs. communication time and which binds
+  collective --chip C (--topology 4x4x4 [--slices N] | --nodes N --gpus-per-node G)
+             --op all-gather|reduce-scatter|all-reduce|all-to-all --axes x,y --bytes V [--sharp]
+                                               time of one collective (V: the book's full array)
+  matmul --chip C --topology 4x4 'A[I_X, J_Y] . B[J_Y, K] -> C[I_X, K]' --dims I=4096,J=8192,K=8192 [--dtype bf16]
+                                               the collectives a sharded matmul needs, and their cost
+  slice --chip C --topology 16x20x28 [--slices N]
+                                               chips, hosts, FLOPs/s, HBM and wraparound of a slice
+Exit codes: 0 success, 2 bad input (one line on stderr naming the option).
+)";
+
+struct Option {
+    std::string key;  ///< key in the calculator's args
+    bool takesValue;
+    bool numeric;
+};
+
+// Every option any command accepts; a command rejects those it does not use.
+const std::map<std::string, Option> &options()
+{
+    static const std::map<std::string, Option> table{
+        {"--chip", {"chip", true, false}},
+        {"--topology", {"topology", true, false}},
+        {"--slices", {"slices", true, true}},
+        {"--nodes", {"nodes", true, true}},
+        {"--gpus-per-node", {"gpus_per_node", true, true}},
+        {"--op", {"op", true, false}},
+        {"--axes", {"axes", true, false}},
+        {"--bytes", {"bytes", true, true}},
+        {"--flops", {"flops", true, true}},
+        {"--dtype", {"dtype", true, false}},
+        {"--link", {"link", true, false}},
+        {"--ici-axes", {"axes", true, true}},
+        {"--dims", {"dims", true, false}},
+        {"--sharp", {"sharp", false, false}},
+        {"--json", {"", false, false}},
+        {"--achievable", {"", false, false}},
+        {"--list", {"", false, false}},
+    };
+    return table;
+}
+
+const std::map<std::string, std::set<std::string>> &commandOptions()
+{
+    static const std::map<std::string, std::set<std::string>> table{
+        {"hardware", {"--chip", "--list", "--json"}},
+        {"roofline", {"--chip", "--flops", "--bytes", "--dtype", "--link", "--ici-axes", "--json", "--achievable"}},
+        {"collective", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--op", "--axes", "--bytes",
+                        "--sharp", "--json", "--achievable"}},
+        {"matmul", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--dims", "--dtype", "--json",
+                    "--achievable"}},
+        {"slice", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--json"}},
+    };
+    return table;
+}
+
+/// Thrown for a bad command line; carries the option it names.
+struct UsageError {
+    std::string path;
+    std::string message;
+};
+
+json parseNumber(const std::string &flag, const std::string &text)
+{
+    std::int64_t i = 0;
+    const char *begin = text.data();
+    const char *end = text.data() + text.size();
+    if (auto [p, ec] = std::from_chars(begin, end, i); ec == std::errc() && p == end)
+        return i;
+    double d = 0;
+    if (auto [p, ec] = std::from_chars(begin, end, d); ec == std::errc() && p == end && std::isfinite(d))
+        return d;
+    throw UsageError{flag, "must be a number, got \"" + text + "\""};
+}
+
+std::string flagFor(const std::string &path)
+{
+    if (path.empty() || path == "notation" || path == "call")
+        return path;
+    const std::string head = path.substr(0, path.find_first_of(".["));
+    for (const auto &[flag, option] : options())
+        if (option.key == head && !option.key.empty())
+            return flag + path.substr(head.size());
+    return path;
+}
+
+std::string tableRow(const std::string &label, const std::string &value)
+{
+    std::string padded = label;
+    if (padded.size() < 24)
+        padded.resize(24, ' ');
+    return "  " + padded + value + "\n";
+}
+
+void printHardware(const json &r, std::ostream &out)
+{
+    if (r.contains("chips")) {
+        out << "Chips in the built-in catalog:\n";
+        for (const auto &c : r["chips"]) {
+            std::string id = c["id"].get<std::string>();
+            id.resize(12, ' ');
+            out << "  " << id << c["name"].get<std::string>() << "  ("
+                << m::formatFlopsPerSecond(c["peak_flops_bf16"].get<double>()) << " bf16, "
+                << m::formatBytes(c["hbm_bytes"].get<double>(), true) << " HBM at "
+                << m::formatBytesPerSecond(c["hbm_bandwidth"].get<double>()) << ")\n";
+        }
+        return;
+    }
+    out << r["name"].get<std::string>() << " (" << r["id"].get<std::string>() << ")\n";
+    for (auto it = r["peak_flops"].begin(); it != r["peak_flops"].end(); ++it)
+        out << tableRow("peak " + it.key(), m::formatFlopsPerSecond(it->get<double>()));
+    out << tableRow("HBM", m::formatBytes(r["hbm_bytes"].get<double>(), true) + " at "
+                               + m::formatBytesPerSecond(r["hbm_bandwidth"].get<double>()));
+    if (r.contains("ici")) {
+        const auto &ici = r["ici"];
+        out << tableRow("ICI", m::formatBytesPerSecond(ici["link_bandwidth"].get<double>()) + " one way per link, "
+                                   + std::to_string(ici["torus_dims"].get<int>()) + "D torus, "
+                                   + m::formatSeconds(ici["hop_latency_s"].get<double>()) + " per hop");
+        out << tableRow("DCN", m::formatBytesPerSecond(r["dcn_bandwidth"].get<double>()) + " per chip");
+    }
+    if (r.contains("nvlink")) {
+        const auto &nv = r["nvlink"];
+        out << tableRow("NVLink", m::formatBytesPerSecond(nv["bandwidth"].get<double>()) + " per GPU, domain of "
+                                      + std::to_string(nv["domain_size"].get<int>()));
+        out << tableRow("scale-out", m::formatBytesPerSecond(r["scale_out"]["node_egress_bandwidth"].get<double>())
+                                         + " per node");
+    }
+    out << tableRow("PCIe", m::formatBytesPerSecond(r["pcie_bandwidth"].get<double>()));
+    out << tableRow("achievable FLOPs", m::formatNumber(r["achievable"]["flops_fraction"].get<double>() * 100) + "% of peak");
+    if (r.contains("sources"))
+        for (auto it = r["sources"].begin(); it != r["sources"].end(); ++it)
+            out << tableRow("source: " + it.key(), it->get<std::string>());
+}
+
+void printRoofline(const json &r, std::ostream &out)
+{
+    out << "Roofline on " << r["chip"].get<std::string>() << " (" << r["dtype"].get<std::string>() << ", "
+        << r["link"].get<std::string>() << ")\n";
+    out << tableRow("T_math", m::formatSeconds(r["t_math_s"].get<double>()));
+    out << tableRow("T_comms", m::formatSeconds(r["t_comms_s"].get<double>()));
+    out << tableRow("lower bound (overlap)", m::formatSeconds(r["t_lower_s"].get<double>()));
+    out << tableRow("upper bound (serial)", m::formatSeconds(r["t_upper_s"].get<double>()));
+    out << tableRow("intensity", r["intensity"].is_null() ? std::string("infinite (no bytes)")
+                                                          : m::formatNumber(r["intensity"].get<double>()) + " FLOPs/byte");
+    out << tableRow("critical intensity", m::formatNumber(r["critical_intensity"].get<double>()) + " FLOPs/byte");
+    out << tableRow("bound", r["bound"].get<std::string>());
+}
+
+void printCollective(const json &r, std::ostream &out)
+{
+    std::string axes;
+    for (const auto &a : r["axes"])
+        axes += (axes.empty() ? "" : ",") + a.get<std::string>();
+    out << r["op"].get<std::string>() << " of " << m::formatBytes(r["bytes"].get<double>()) << " over " << axes << " ("
+        << r["participants"].get<double>() << " chips) on " << r["chip"].get<std::string>() << " "
+        << r["topology"].get<std::string>() << "\n";
+    out << tableRow("time", m::formatSeconds(r["time_s"].get<double>()));
+    out << tableRow("bandwidth term", m::formatSeconds(r["bandwidth_time_s"].get<double>()) + " (" +
+                                          r["link"].get<std::string>() + ")");
+    out << tableRow("latency term", m::formatSeconds(r["latency_time_s"].get<double>()));
+    out << tableRow("bound", r["bound"].get<std::string>());
+    out << tableRow("bytes sent per chip", m::formatBytes(r["bytes_moved_per_chip"].get<double>()));
+}
+
+void printMatmul(const json &r, std::ostream &out)
+{
+    out << r["expr"].get<std::string>() << " on " << r["chip"].get<std::string>() << " " << r["topology"].get<std::string>()
+        << "\n";
+    out << tableRow("book case", std::to_string(r["case"].get<int>()));
+    for (const auto &c : r["collectives"])
+        out << tableRow(std::string(c["before_matmul"].get<bool>() ? "before: " : "after: ") + c["op"].get<std::string>()
+                            + "_" + c["axes"].get<std::string>() + "(" + c["array"].get<std::string>() + ")",
+                        m::formatSeconds(c["time_s"].get<double>()) + " for " + m::formatBytes(c["bytes"].get<double>())
+                            + " (" + c["bound"].get<std::string>() + "-bound; " + c["reason"].get<std::string>() + ")");
+    if (r["collectives"].empty())
+        out << tableRow("collectives", "none: every chip multiplies its own shards");
+    out << tableRow("local matmul", r["local_product"].get<std::string>());
+    out << tableRow("compute", m::formatSeconds(r["compute_s"].get<double>()) + " ("
+                                   + m::formatFlops(r["flops_per_chip"].get<double>()) + " per chip)");
+    out << tableRow("HBM", m::formatSeconds(r["hbm_s"].get<double>()));
+    out << tableRow("communication", m::formatSeconds(r["comms_s"].get<double>()));
+    out << tableRow("total", m::formatSeconds(r["t_lower_s"].get<double>()) + " overlapped, "
+                                 + m::formatSeconds(r["t_upper_s"].get<double>()) + " serial");
+    out << tableRow("bound", r["bound"].get<std::string>());
+}
+
+void printSlice(const json &r, std::ostream &out)
+{
+    out << r["chip"].get<std::string>() << " " << r["topology"].get<std::string>() << "\n";
+    out << tableRow("chips", std::to_string(r["chips"].get<std::int64_t>()));
+    out << tableRow("hosts", std::to_string(r["hosts"].get<std::int64_t>()));
+    out << tableRow("peak bf16", m::formatFlopsPerSecond(r["peak_flops"].get<double>()));
+    out << tableRow("HBM", m::formatBytes(r["hbm_bytes"].get<double>()));
+    for (const auto &axis : r["axes"])
+        out << tableRow("axis " + axis["name"].get<std::string>(),
+                        std::to_string(axis["size"].get<int>()) + " over " + axis["link"].get<std::string>()
+                            + (axis["wraps"].get<bool>() ? ", wraparound" : ""));
+}
+
+} // namespace
+
+int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        (args.empty() ? err : out) << kUsage;
+        return args.empty() ? kBadInput : 0;
+    }
+    const std::string command = args[0];
+    bool asJson = false;
+    for (const auto &a : args)
+        asJson = asJson || a == "--json";
+
+    const auto fail = [&](const std::string &path, const std::string &message) {
+        const std::string shown = flagFor(path);
+        err << "meshplan-cli: " << (shown.empty() ? "" : shown + ": ") << message << "\n";
+        if (asJson)
+            out << json{{"error", {{"path", shown}, {"message", message}}}}.dump(2) << "\n";
+        return kBadInput;
+    };
+
+    const auto allowed = commandOptions().find(command);
+    if (allowed == commandOptions().end())
+        return fail("", "unknown command \"" + command + "\" (try --help)");
+
+    json callArgs = json::object();
+    std::vector<std::string> positional;
+    bool achievable = false;
+    try {
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            const std::string &a = args[i];
+            if (a == "--help" || a == "-h") {
+                out << kUsage;
+                return 0;
+            }
+            if (a.rfind("--", 0) != 0) {
+                positional.push_back(a);
+                continue;
+            }
+            std::string flag = a;
+            std::string value;
+            bool hasInlineValue = false;
+            if (const auto eq = a.find('='); eq != std::string::npos) {
+                flag = a.substr(0, eq);
+                value = a.substr(eq + 1);
+                hasInlineValue = true;
+            }
+            const auto option = options().find(flag);
+            if (option == options().end() || !allowed->second.count(flag))
+                throw UsageError{flag, "is not an option of \"" + command + "\" (try --help)"};
+            if (flag == "--achievable")
+                achievable = true;
+            if (!option->second.takesValue) {
+                if (!option->second.key.empty())
+                    callArgs[option->second.key] = true;
+                continue;
+            }
+            if (!hasInlineValue) {
+                if (i + 1 >= args.size())
+                    throw UsageError{flag, "needs a value"};
+                value = args[++i];
+            }
+            callArgs[option->second.key] = option->second.numeric ? parseNumber(flag, value) : json(value);
+        }
+    } catch (const UsageError &e) {
+        return fail(e.path, e.message);
+    }
+
+    if (command == "hardware") {
+        if (positional.size() > 1)
+            return fail("", "hardware takes at most one chip id");
+        if (positional.size() == 1)
+            callArgs["chip"] = positional[0];
+    } else if (command == "matmul") {
+        if (positional.size() != 1)
+            return fail("notation", "matmul takes one expression, e.g. 'A[I_X, J] . B[J, K_Y] -> C[I_X, K_Y]'");
+        callArgs["expr"] = positional[0];
+    } else if (!positional.empty()) {
+        return fail("", "unexpected argument \"" + positional[0] + "\"");
+    }
+    if (command == "collective" && !callArgs.contains("bytes"))
+        return fail("bytes", "is required");
+
+    const auto mode = achievable ? m::CostMode::Achievable : m::CostMode::Ideal;
+    const auto result = m::calculate(command == "hardware" ? "hardware" : command, callArgs, mode,
+                                     m::ChipCatalog::builtin());
+    if (!result)
+        return fail(result.error().path, result.error().message);
+
+    const json &r = result.value();
+    if (asJson) {
+        out << r.dump(2) << "\n";
+        return 0;
+    }
+    if (command == "hardware")
+        printHardware(r, out);
+    else if (command == "roofline")
+        printRoofline(r, out);
+    else if (command == "collective")
+        printCollective(r, out);
+    else if (command == "matmul")
+        printMatmul(r, out);
+    else if (command == "slice")
+        printSlice(r, out);
+    return 0;
+}
+
+} // namespace meshplan::app

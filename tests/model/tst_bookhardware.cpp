@@ -1,0 +1,100 @@
+// The book's worked problems for chapters 1, 2, 3 and 12, one data row each (tests/data/book-hardware.json),
+// each run through the model's calculator API and compared with the stated relative tolerance.
+#include "calculator.h"
+#include "chipcatalog.h"
+
+#include <QFile>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using nlohmann::json;
+using namespace meshplan::model;
+
+namespace {
+
+json loadRows()
+{
+    QFile file(QStringLiteral(MESHPLAN_TEST_DATA "/book-hardware.json"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot open book-hardware.json");
+    return json::parse(file.readAll().toStdString());
+}
+
+// "collective0.op" -> result["collectives"][0]["op"]; "peak_flops.bf16" -> result["peak_flops"]["bf16"];
+// "collectives" (when the result holds an array) -> its length.
+const json *lookup(const json &result, const std::string &key, json &scratch)
+{
+    const json *node = &result;
+    std::size_t start = 0;
+    while (start <= key.size()) {
+        const std::size_t end = std::min(key.find('.', start), key.size());
+        std::string part = key.substr(start, end - start);
+        if (part.rfind("collective", 0) == 0 && part.size() > 10 && std::isdigit(static_cast<unsigned char>(part[10]))) {
+            const auto index = std::stoul(part.substr(10));
+            if (!node->contains("collectives") || (*node)["collectives"].size() <= index)
+                return nullptr;
+            node = &(*node)["collectives"][index];
+        } else {
+            if (!node->is_object() || !node->contains(part))
+                return nullptr;
+            node = &(*node)[part];
+        }
+        start = end + 1;
+    }
+    if (node->is_array()) {
+        scratch = node->size();
+        return &scratch;
+    }
+    return node;
+}
+
+} // namespace
+
+class TestBookHardware : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void problem_data()
+    {
+        QTest::addColumn<QString>("row");
+        const json rows = loadRows();
+        QVERIFY(rows.size() >= 60);
+        for (const auto &row : rows)
+            QTest::newRow(row.at("id").get<std::string>().c_str()) << QString::fromStdString(row.dump());
+    }
+
+    void problem()
+    {
+        QFETCH(QString, row);
+        const json r = json::parse(row.toStdString());
+        const auto result = calculate(r.at("call").get<std::string>(), r.at("args"), CostMode::Ideal,
+                                      ChipCatalog::builtin());
+        QVERIFY2(result.hasValue(), result ? "" : result.error().toString().c_str());
+        const double rtol = r.value("rtol", 0.002);
+        for (auto it = r.at("expect").begin(); it != r.at("expect").end(); ++it) {
+            json scratch;
+            const json *actual = lookup(result.value(), it.key(), scratch);
+            const std::string context = it.key() + " (" + r.value("source", "") + "; " + r.value("book", "") + ")";
+            QVERIFY2(actual, ("missing " + context + " in " + result.value().dump()).c_str());
+            if (it->is_string()) {
+                std::string got = actual->is_boolean() ? (actual->get<bool>() ? "true" : "false")
+                                                       : actual->is_string() ? actual->get<std::string>() : actual->dump();
+                QVERIFY2(got == it->get<std::string>(), (context + ": got " + got + ", want " + it->get<std::string>()).c_str());
+            } else {
+                QVERIFY2(actual->is_number(), (context + ": not a number: " + actual->dump()).c_str());
+                const double want = it->get<double>();
+                const double got = actual->get<double>();
+                const bool ok = want == 0 ? got == 0 : std::fabs(got - want) <= rtol * std::fabs(want);
+                QVERIFY2(ok, (context + ": got " + std::to_string(got) + ", want " + std::to_string(want)
+                              + " within " + std::to_string(rtol * 100) + "%").c_str());
+            }
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestBookHardware)
+#include "tst_bookhardware.moc"
