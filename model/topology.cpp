@@ -136,7 +136,8 @@ std::int64_t Topology::hostCount() const
 std::string Topology::describe() const
 {
     if (!m_chip.isTpu())
-        return std::to_string(m_axes[1].size) + " nodes x " + std::to_string(m_axes[0].size) + " GPUs";
+        return std::to_string(m_axes[1].size) + (m_axes[1].size == 1 ? " node x " : " nodes x ")
+               + std::to_string(m_axes[0].size) + " GPUs";
     std::string out;
     int slices = 1;
     for (const auto &axis : m_axes) {
