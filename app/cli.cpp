@@ -2,11 +2,19 @@
 
 #include "calculator.h"
 #include "chipcatalog.h"
+#include "evaluation.h"
+#include "hfconfig.h"
+#include "modelcatalog.h"
+#include "plan.h"
 #include "units.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <fstream>
+#include <sstream>
 #include <cmath>
 #include <map>
 #include <ostream>
@@ -34,6 +42,9 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                the collectives a sharded matmul needs, and their cost
   slice --chip C --topology 16x20x28 [--slices N]
                                                chips, hosts, FLOPs/s, HBM and wraparound of a slice
+  model ID | --hf-config FILE | --list [--seq-len T] [--kv-dtype bf16]
+                                               parameters, FLOPs per token and KV cache of a model
+  evaluate PLAN.meshplan [--json] [--repeat N]  memory, collectives, step time and MFU of a plan
 Exit codes: 0 success, 2 bad input (one line on stderr naming the option).
 )";
 
@@ -64,6 +75,10 @@ const std::map<std::string, Option> &options()
         {"--json", {"", false, false}},
         {"--achievable", {"", false, false}},
         {"--list", {"", false, false}},
+        {"--hf-config", {"hf_config", true, false}},
+        {"--seq-len", {"seq_len", true, true}},
+        {"--kv-dtype", {"kv_dtype", true, false}},
+        {"--repeat", {"repeat", true, true}},
     };
     return table;
 }
@@ -78,6 +93,8 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
         {"matmul", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--dims", "--dtype", "--json",
                     "--achievable"}},
         {"slice", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--json"}},
+        {"model", {"--hf-config", "--seq-len", "--kv-dtype", "--list", "--json"}},
+        {"evaluate", {"--json", "--repeat"}},
     };
     return table;
 }
@@ -225,6 +242,98 @@ void printSlice(const json &r, std::ostream &out)
                             + (axis["wraps"].get<bool>() ? ", wraparound" : ""));
 }
 
+
+constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
+
+/// Reads a whole file; a UsageError names it when it is missing, unreadable or absurdly large.
+std::string readFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw UsageError{path, "cannot open the file"};
+    in.seekg(0, std::ios::end);
+    const auto size = in.tellg();
+    if (size < 0 || static_cast<std::uintmax_t>(size) > kMaxFileBytes)
+        throw UsageError{path, "is larger than 16 MiB; a plan or config is a few kilobytes"};
+    in.seekg(0);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+json modelSummary(const m::ModelSpec &model, std::int64_t seqLen, m::DType kvDtype)
+{
+    const auto counts = m::countParams(model);
+    return {{"id", model.id},
+            {"name", model.name},
+            {"params", counts.total},
+            {"active_params", counts.active},
+            {"seq_len", seqLen},
+            {"flops_per_token", m::trainingFlopsPerToken(model, seqLen)},
+            {"forward_flops_per_token", m::forwardFlopsPerToken(model, seqLen)},
+            {"kv_cache_bytes_per_token", static_cast<std::int64_t>(std::llround(m::kvCacheBytesPerToken(model, kvDtype)))},
+            {"kv_dtype", m::dtypeName(kvDtype)},
+            {"architecture", m::modelToJson(model)}};
+}
+
+void printModel(const json &r, std::ostream &out)
+{
+    out << r["name"].get<std::string>() << " (" << r["id"].get<std::string>() << ")\n";
+    out << tableRow("parameters", m::formatNumber(r["params"].get<double>()));
+    out << tableRow("active per token", m::formatNumber(r["active_params"].get<double>()));
+    out << tableRow("training FLOPs/token", m::formatFlops(r["flops_per_token"].get<double>()) + " at "
+                                                + std::to_string(r["seq_len"].get<std::int64_t>()) + " tokens");
+    out << tableRow("forward FLOPs/token", m::formatFlops(r["forward_flops_per_token"].get<double>()));
+    out << tableRow("KV cache/token", m::formatBytes(r["kv_cache_bytes_per_token"].get<double>(), true) + " ("
+                                          + r["kv_dtype"].get<std::string>() + ", all layers)");
+}
+
+void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
+{
+    out << (plan.title.empty() ? plan.model.name : plan.title) << "\n";
+    out << tableRow("model", plan.model.name + ", " + m::formatNumber(r["model"]["params"].get<double>()) + " params");
+    out << tableRow("hardware", std::to_string(r["chips"].get<std::int64_t>()) + " x " + plan.topology.chip().name + " ("
+                                    + plan.topology.describe() + ")");
+    std::string placement;
+    for (auto it = r["placement"].begin(); it != r["placement"].end(); ++it) {
+        std::string axes;
+        for (const auto &a : *it)
+            axes += (axes.empty() ? "" : ",") + a.get<std::string>();
+        placement += (placement.empty() ? "" : "  ") + it.key() + " " +
+                     std::to_string(plan.parallelism.degree(*m::parseRole(it.key()))) + " on " + axes;
+    }
+    out << tableRow("placement", placement.empty() ? std::string("one chip") : placement);
+    const auto &mem = r["memory_per_chip"];
+    out << tableRow("memory per chip", m::formatBytes(mem["total"].get<double>(), true) + " of "
+                                           + m::formatBytes(mem["capacity"].get<double>(), true)
+                                           + (mem["fits"].get<bool>() ? " (fits)" : " (DOES NOT FIT)"));
+    out << tableRow("  params/grads/opt", m::formatBytes(mem["params"].get<double>(), true) + " / "
+                                             + m::formatBytes(mem["grads"].get<double>(), true) + " / "
+                                             + m::formatBytes(mem["optimizer"].get<double>(), true));
+    out << tableRow("  activations", m::formatBytes(mem["activations"].get<double>(), true));
+    if (r.contains("step")) {
+        const auto &s = r["step"];
+        out << tableRow("step time", m::formatSeconds(s["time_s"].get<double>()));
+        out << tableRow("  compute", m::formatSeconds(s["compute_s"].get<double>()) + " (recompute "
+                                         + m::formatSeconds(s["recompute_s"].get<double>()) + ")");
+        out << tableRow("  exposed comms", m::formatSeconds(s["exposed_communication_s"].get<double>()) + " of "
+                                               + m::formatSeconds(s["communication_s"].get<double>()));
+        out << tableRow("  bubble", m::formatSeconds(s["bubble_s"].get<double>()));
+        out << tableRow("  optimizer", m::formatSeconds(s["optimizer_s"].get<double>()));
+        out << tableRow("MFU", m::formatNumber(100.0 * r["mfu"].get<double>()) + "%");
+        out << tableRow("tokens/s", m::formatNumber(r["tokens_per_s"].get<double>()));
+    }
+    out << tableRow("bound", r["bound"].get<std::string>());
+    for (const auto &c : r["collectives"])
+        out << tableRow(c["op"].get<std::string>(), c["purpose"].get<std::string>() + ": "
+                                                       + std::to_string(c["count_per_step"].get<std::int64_t>()) + " x "
+                                                       + m::formatBytes(c["bytes_per_chip"].get<double>()) + ", "
+                                                       + m::formatSeconds(c["time_s"].get<double>()) + " ("
+                                                       + m::formatSeconds(c["exposed_s"].get<double>()) + " exposed)");
+    for (const auto &w : r["warnings"])
+        out << "  warning: " << w["message"].get<std::string>() << "\n";
+}
+
 } // namespace
 
 int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
@@ -243,6 +352,14 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         err << "meshplan-cli: " << (shown.empty() ? "" : shown + ": ") << message << "\n";
         if (asJson)
             out << json{{"error", {{"path", shown}, {"message", message}}}}.dump(2) << "\n";
+        return kBadInput;
+    };
+
+    // Errors inside a file name the file, then the JSON path of the field (plan-format.md).
+    const auto failIn = [&](const std::string &file, const std::string &path, const std::string &message) {
+        err << "meshplan-cli: " << file << ": " << (path.empty() ? "" : path + ": ") << message << "\n";
+        if (asJson)
+            out << json{{"error", {{"file", file}, {"path", path}, {"message", message}}}}.dump(2) << "\n";
         return kBadInput;
     };
 
@@ -291,6 +408,107 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         }
     } catch (const UsageError &e) {
         return fail(e.path, e.message);
+    }
+
+    if (command == "model") {
+        try {
+            const auto &catalog = m::ModelCatalog::builtin();
+            if (callArgs.contains("list") || (positional.empty() && !callArgs.contains("hf_config"))) {
+                json list = json::array();
+                for (const auto &model : catalog.models())
+                    list.push_back({{"id", model.id}, {"name", model.name}, {"params", m::countParams(model).total}});
+                if (asJson) {
+                    out << json{{"models", list}}.dump(2) << "\n";
+                } else {
+                    out << "Models in the built-in catalog:\n";
+                    for (const auto &item : list) {
+                        std::string id = item["id"].get<std::string>();
+                        id.resize(18, ' ');
+                        out << "  " << id << item["name"].get<std::string>() << "  ("
+                            << m::formatNumber(item["params"].get<double>()) << " params)\n";
+                    }
+                }
+                return 0;
+            }
+            m::ModelSpec model;
+            if (callArgs.contains("hf_config")) {
+                const std::string file = callArgs["hf_config"].get<std::string>();
+                auto parsed = m::modelFromHfConfigText(readFile(file), file);
+                if (!parsed)
+                    return failIn(file, parsed.error().path, parsed.error().message);
+                model = parsed.value();
+            } else {
+                if (positional.size() != 1)
+                    return fail("", "model takes one model id (see model --list)");
+                const m::ModelSpec *found = catalog.find(positional[0]);
+                if (!found)
+                    return fail("model", "unknown model \"" + positional[0] + "\" (known: " + catalog.idList() + ")");
+                model = *found;
+            }
+            const std::int64_t seqLen = callArgs.contains("seq_len") && callArgs["seq_len"].is_number_integer()
+                                            ? callArgs["seq_len"].get<std::int64_t>() : 4096;
+            if (seqLen < 1 || seqLen > 100'000'000)
+                return fail("seq_len", "must be an integer from 1 to 100000000");
+            const auto kv = m::parseDType(callArgs.value("kv_dtype", std::string("bf16")));
+            if (!kv)
+                return fail("kv_dtype", "unknown dtype (expected one of " + m::dtypeList() + ")");
+            const json r = modelSummary(model, seqLen, *kv);
+            if (asJson)
+                out << r.dump(2) << "\n";
+            else
+                printModel(r, out);
+            return 0;
+        } catch (const UsageError &e) {
+            return fail(e.path, e.message);
+        }
+    }
+    if (command == "evaluate") {
+        if (positional.size() != 1)
+            return fail("", "evaluate takes one plan file");
+        const std::string file = positional[0];
+        int repeat = 0;
+        if (callArgs.contains("repeat")) {
+            if (!callArgs["repeat"].is_number_integer() || callArgs["repeat"].get<std::int64_t>() < 1
+                || callArgs["repeat"].get<std::int64_t>() > 10'000'000)
+                return fail("repeat", "must be an integer from 1 to 10000000");
+            repeat = static_cast<int>(callArgs["repeat"].get<std::int64_t>());
+        }
+        std::string text;
+        try {
+            text = readFile(file);
+        } catch (const UsageError &e) {
+            return fail(e.path, e.message);
+        }
+        const auto plan = m::planFromText(text, file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
+        if (!plan)
+            return failIn(file, plan.error().path, plan.error().message);
+        auto evaluation = m::evaluate(plan.value());
+        if (!evaluation)
+            return failIn(file, evaluation.error().path, evaluation.error().message);
+        json r = m::evaluationToJson(evaluation.value(), plan->kind == m::WorkloadKind::Training);
+        if (repeat > 0) {
+            std::vector<double> times;
+            times.reserve(static_cast<std::size_t>(repeat));
+            for (int i = 0; i < repeat; ++i) {
+                const auto start = std::chrono::steady_clock::now();
+                auto again = m::evaluate(plan.value());
+                const auto stop = std::chrono::steady_clock::now();
+                if (!again)
+                    return fail(file, again.error().message);
+                times.push_back(std::chrono::duration<double>(stop - start).count());
+            }
+            std::sort(times.begin(), times.end());
+            r["timing"] = {{"evaluations", repeat}, {"median_s", times[times.size() / 2]}, {"min_s", times.front()}};
+        }
+        if (asJson) {
+            out << r.dump(2) << "\n";
+        } else {
+            printEvaluation(plan.value(), r, out);
+            if (r.contains("timing"))
+                out << tableRow("evaluation time", m::formatSeconds(r["timing"]["median_s"].get<double>()) + " median of "
+                                                       + std::to_string(repeat));
+        }
+        return 0;
     }
 
     if (command == "hardware") {

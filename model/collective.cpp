@@ -17,6 +17,8 @@ std::string_view collectiveName(CollectiveOp op)
         return "all-reduce";
     case CollectiveOp::AllToAll:
         return "all-to-all";
+    case CollectiveOp::SendRecv:
+        return "send-recv";
     }
     return "?";
 }
@@ -24,7 +26,7 @@ std::string_view collectiveName(CollectiveOp op)
 std::optional<CollectiveOp> parseCollective(std::string_view name)
 {
     for (auto op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
-                    CollectiveOp::AllToAll})
+                    CollectiveOp::AllToAll, CollectiveOp::SendRecv})
         if (collectiveName(op) == name)
             return op;
     return std::nullopt;
@@ -195,6 +197,48 @@ std::vector<Term> gpuTerms(const Topology &t, CollectiveOp op, int g, int m, dou
     return {intra, leaf, spine};
 }
 
+// One message to the neighbour along the group's outermost axis: one link, one direction.
+CollectiveCost sendRecvCost(const Topology &t, const std::vector<AxisSpan> &group, double bytes,
+                            const CollectiveOptions &o)
+{
+    const Chip &chip = t.chip();
+    const bool achievable = o.mode == CostMode::Achievable;
+    LinkKind link = LinkKind::Ici;
+    for (const auto &s : group)
+        if (s.size > 1)
+            link = std::max(link, t.axes()[static_cast<std::size_t>(s.axis)].link);
+    double bandwidth = 0;
+    double latency = 0;
+    switch (link) {
+    case LinkKind::Ici:
+        bandwidth = chip.ici->linkBandwidth * (achievable ? chip.achievable.iciEfficiency : 1.0);
+        latency = chip.ici->hopLatency;
+        break;
+    case LinkKind::Dcn:
+        bandwidth = chip.dcnBandwidth * (achievable ? chip.achievable.dcnEfficiency : 1.0);
+        latency = chip.dcnLatency;
+        break;
+    case LinkKind::Nvlink:
+        bandwidth = chip.nvlink->bandwidth * (achievable ? chip.achievable.nvlinkEfficiency : 1.0);
+        latency = chip.nvlink->latency;
+        break;
+    case LinkKind::ScaleOut:
+        // Every GPU of the node sends to its peer in the next stage at once: a share of the NICs.
+        bandwidth = chip.scaleOut->nodeEgressBandwidth / t.axes()[0].size
+                    * (achievable ? chip.achievable.scaleOutEfficiency : 1.0);
+        latency = chip.scaleOut->latency;
+        break;
+    }
+    CollectiveCost cost;
+    cost.bandwidthTime = bytes / bandwidth;
+    cost.latencyTime = latency;
+    cost.time = achievable ? cost.bandwidthTime + latency : std::max(cost.bandwidthTime, latency);
+    cost.latencyBound = latency > cost.bandwidthTime;
+    cost.bytesPerChip = bytes;
+    cost.bindingLink = link;
+    return cost;
+}
+
 } // namespace
 
 CollectiveCost collectiveCost(const Topology &t, CollectiveOp op, const std::vector<AxisSpan> &group,
@@ -206,6 +250,9 @@ CollectiveCost collectiveCost(const Topology &t, CollectiveOp op, const std::vec
         participants *= std::max(1, s.size);
     if (participants <= 1 || bytes <= 0)
         return cost;
+
+    if (op == CollectiveOp::SendRecv)
+        return sendRecvCost(t, group, bytes, o);
 
     std::vector<Term> terms;
     if (t.chip().isTpu()) {
@@ -267,6 +314,8 @@ CollectiveCost collectiveCost(const Topology &t, CollectiveOp op, const std::vec
         break;
     case CollectiveOp::AllToAll:
         cost.bytesPerChip = bytes * o.activeFraction / n * (n - 1.0) / n;
+        break;
+    case CollectiveOp::SendRecv:
         break;
     }
     return cost;

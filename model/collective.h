@@ -14,6 +14,7 @@ enum class CollectiveOp {
     ReduceScatter,
     AllReduce,
     AllToAll,
+    SendRecv, ///< point-to-point to the next chip along the group (pipeline stages)
 };
 
 std::string_view collectiveName(CollectiveOp op); ///< "all-gather", ...
@@ -56,7 +57,7 @@ Expected<std::vector<AxisSpan>> wholeAxes(const Topology &topology, const std::v
 
 /// Cost of one collective over `group` on `topology`. `bytes` is the book's V: the gathered array
 /// (AllGather), the unreduced array each chip holds (ReduceScatter, AllReduce), or the whole array
-/// across the group (AllToAll). A group of one chip costs nothing.
+/// across the group (AllToAll), the message (SendRecv). A group of one chip costs nothing.
 CollectiveCost collectiveCost(const Topology &topology, CollectiveOp op, const std::vector<AxisSpan> &group,
                               double bytes, const CollectiveOptions &options = {});
 

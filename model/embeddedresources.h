@@ -6,5 +6,7 @@
 namespace meshplan::model::embedded {
 
 std::string_view chipCatalogJson();
+std::string_view modelCatalogJson();
+std::string_view defaultPlanJson();
 
 } // namespace meshplan::model::embedded

@@ -1,0 +1,119 @@
+#include "evaluation.h"
+
+#include "plan.h"
+#include "trainingcost.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace meshplan::model {
+
+using nlohmann::json;
+
+Expected<Evaluation> evaluate(const Plan &plan)
+{
+    auto placement = placeRoles(plan.topology, plan.parallelism.degrees, plan.parallelism.placement);
+    if (!placement)
+        return placement.error();
+    Evaluation out;
+    out.chips = plan.topology.chipCount();
+    out.placement = placement->axisNames(plan.topology);
+    out.params = countParams(plan.model);
+    if (plan.kind == WorkloadKind::Training) {
+        out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.training.seqLen);
+        out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.training.seqLen);
+        out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
+        if (auto error = evaluateTraining(plan, placement.value(), out))
+            return *error;
+        return out;
+    }
+    return Error{"workload.kind", "inference plans are not evaluated yet; training plans are"};
+}
+
+namespace {
+
+// Byte counts are integers in the contract; NaN or infinity never reach a result.
+std::int64_t bytesOut(double bytes)
+{
+    return std::isfinite(bytes) ? static_cast<std::int64_t>(std::llround(bytes)) : 0;
+}
+
+double finite(double value)
+{
+    return std::isfinite(value) ? value : 0.0;
+}
+
+json memoryJson(const MemoryBreakdown &m)
+{
+    return {{"params", bytesOut(m.params)},       {"grads", bytesOut(m.grads)},
+            {"optimizer", bytesOut(m.optimizer)}, {"activations", bytesOut(m.activations)},
+            {"kv_cache", bytesOut(m.kvCache)},    {"total", bytesOut(m.total)},
+            {"capacity", bytesOut(m.capacity)},   {"fits", m.fits}};
+}
+
+} // namespace
+
+json evaluationToJson(const Evaluation &e, bool training)
+{
+    json collectives = json::array();
+    for (const auto &c : e.collectives)
+        collectives.push_back({{"op", collectiveName(c.op)},
+                               {"purpose", c.purpose},
+                               {"role", roleName(c.role)},
+                               {"axes", c.axes},
+                               {"bytes_per_chip", bytesOut(c.bytes)},
+                               {"bytes_sent_per_chip", bytesOut(c.bytesPerChip)},
+                               {"count_per_step", c.countPerStep},
+                               {"time_s", finite(c.timeS)},
+                               {"exposed_s", finite(c.exposedS)},
+                               {"link", linkName(c.link)},
+                               {"latency_bound", c.latencyBound}});
+    json perChip = json::array();
+    for (const auto &k : e.perChip)
+        perChip.push_back({{"name", k.name}, {"count", k.count}, {"memory", memoryJson(k.memory)}});
+    json warnings = json::array();
+    for (const auto &w : e.warnings)
+        warnings.push_back({{"code", w.code}, {"message", w.message}});
+    json out = {{"format", "meshplan/result"},
+                {"version", 1},
+                {"chips", e.chips},
+                {"placement", e.placement},
+                {"model",
+                 {{"params", e.params.total},
+                  {"active_params", e.params.active},
+                  {"flops_per_token", finite(e.flopsPerToken)},
+                  {"forward_flops_per_token", finite(e.forwardFlopsPerToken)},
+                  {"kv_cache_bytes_per_token", bytesOut(e.kvCacheBytesPerToken)}}},
+                {"memory_per_chip", memoryJson(e.memory)},
+                {"per_chip", perChip},
+                {"bound", e.bound},
+                {"collectives", collectives},
+                {"warnings", warnings}};
+    if (training) {
+        const StepTime &s = e.step;
+        out["step"] = {{"time_s", finite(s.time)},
+                       {"compute_s", finite(s.compute)},
+                       {"recompute_s", finite(s.recompute)},
+                       {"communication_s", finite(s.communication)},
+                       {"exposed_communication_s", finite(s.exposedCommunication)},
+                       {"bubble_s", finite(s.bubble)},
+                       {"optimizer_s", finite(s.optimizer)},
+                       {"flops", finite(s.flops)},
+                       {"tokens", bytesOut(s.tokens)}};
+        out["mfu"] = finite(e.mfu);
+        out["tokens_per_s"] = finite(e.tokensPerS);
+    }
+    if (e.inference) {
+        const InferenceResult &i = *e.inference;
+        out["inference"] = {{"prefill_s", finite(i.prefillS)},
+                            {"time_to_first_token_s", finite(i.timeToFirstTokenS)},
+                            {"decode_step_s", finite(i.decodeStepS)},
+                            {"tokens_per_s", finite(i.tokensPerS)},
+                            {"tokens_per_s_per_chip", finite(i.tokensPerSPerChip)},
+                            {"kv_cache_bytes_per_token", bytesOut(i.kvCacheBytesPerToken)}};
+    }
+    return out;
+}
+
+} // namespace meshplan::model

@@ -1,0 +1,106 @@
+#pragma once
+// What one plan costs: memory per chip, every collective, step time, MFU, throughput, warnings.
+
+#include "collective.h"
+#include "modelspec.h"
+#include "placement.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace meshplan::model {
+
+struct Plan;
+
+/// Bytes held by one chip.
+struct MemoryBreakdown {
+    double params = 0;
+    double grads = 0;
+    double optimizer = 0; ///< optimizer states and master weights
+    double activations = 0;
+    double kvCache = 0;
+    double total = 0;
+    double capacity = 0;
+    bool fits = true;
+};
+
+/// A group of chips that hold the same things (e.g. the first pipeline stage).
+struct ChipKind {
+    std::string name;
+    std::int64_t count = 0;
+    MemoryBreakdown memory;
+};
+
+/// One collective of the step, summed over its repetitions.
+struct CollectiveUse {
+    CollectiveOp op = CollectiveOp::AllGather;
+    std::string purpose;      ///< "fsdp weights", "tensor activations", ...
+    Role role = Role::Data;
+    std::vector<std::string> axes;
+    double bytes = 0;         ///< the book's V for one occurrence
+    double bytesPerChip = 0;  ///< bytes one chip sends for one occurrence
+    std::int64_t countPerStep = 0;
+    double timeS = 0;         ///< all occurrences in one step
+    double exposedS = 0;      ///< the part not hidden behind compute
+    LinkKind link = LinkKind::Ici;
+    bool latencyBound = false;
+};
+
+struct Warning {
+    std::string code;    ///< "does-not-fit", "fsdp-communication-bound", ...
+    std::string message; ///< the reason in words, with the user's numbers
+};
+
+/// One training step on the busiest chip.
+struct StepTime {
+    double time = 0;
+    double compute = 0;             ///< matmuls and elementwise work, recompute included
+    double recompute = 0;           ///< the part of `compute` spent recomputing activations
+    double communication = 0;       ///< every collective's time
+    double exposedCommunication = 0;
+    double bubble = 0;
+    double optimizer = 0;
+    double flops = 0;               ///< model FLOPs of the step (no recompute)
+    double tokens = 0;
+};
+
+struct InferenceResult {
+    double prefillS = 0;
+    double timeToFirstTokenS = 0;
+    double decodeStepS = 0;
+    double tokensPerS = 0;
+    double tokensPerSPerChip = 0;
+    double kvCacheBytesPerToken = 0;
+};
+
+struct Evaluation {
+    std::int64_t chips = 0;
+    std::map<std::string, std::vector<std::string>> placement;
+    ParamCounts params;
+    double flopsPerToken = 0;
+    double forwardFlopsPerToken = 0;
+    double kvCacheBytesPerToken = 0;
+    MemoryBreakdown memory;          ///< the most loaded chip
+    std::vector<ChipKind> perChip;
+    StepTime step;
+    double mfu = 0;
+    double tokensPerS = 0;
+    std::string bound;               ///< compute, hbm, ici, dcn, nvlink, scale-out, memory-capacity
+    std::vector<CollectiveUse> collectives;
+    std::vector<Warning> warnings;
+    std::optional<InferenceResult> inference;
+};
+
+/// Evaluates `plan` with the achievable model. Pure and deterministic; an Error for a plan that
+/// cannot be evaluated (degrees that do not fit the mesh, heads not divisible by tensor, ...).
+Expected<Evaluation> evaluate(const Plan &plan);
+
+/// The result document of plan-format.md ("format": "meshplan/result").
+nlohmann::json evaluationToJson(const Evaluation &evaluation, bool training);
+
+} // namespace meshplan::model

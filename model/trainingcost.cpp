@@ -1,0 +1,660 @@
+// One training step of a plan: per-chip memory, compute, every collective and how much of it
+// hides behind compute (book ch. 4-6 and 12, with the achievable efficiencies of the chip).
+#include "evaluation.h"
+#include "plan.h"
+#include "trainingcost.h"
+#include "units.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::model {
+
+namespace {
+
+// Share of the forward pass's elementwise intermediates that really go through HBM: compilers
+// fuse norms, activations and residual adds into the neighbouring matmuls, so only a fraction of
+// the book's ~20 tensors per layer are written and read back.
+constexpr double kElementwiseTraffic = 0.5;
+// Backward of a matmul: two matmuls of the forward's size (dX and dW), book ch. 4.
+constexpr double kBackwardFactor = 2.0;
+// Routed experts run as grouped (ragged) matmuls over sorted tokens: uneven groups, the token
+// permutation and smaller tiles keep them below dense-matmul efficiency.
+constexpr double kExpertMatmulEfficiency = 0.5;
+// Naive attention writes the [heads, T] score row of every token and reads it back through
+// the softmax, mask/dropout and the probabilities x V matmul: about four passes forward.
+constexpr double kNaiveAttentionPasses = 4.0;
+
+double ceilDiv(double a, double b)
+{
+    return std::ceil(a / b);
+}
+
+struct Degrees {
+    int data, fsdp, tensor, pipeline, expert, context;
+};
+
+/// Per-token, per-layer quantities on one chip of a tensor-parallel group.
+struct LayerCost {
+    double matmulFlops = 0;    ///< forward, per token (routed experts excluded)
+    double expertFlops = 0;    ///< forward, per token, in routed experts
+    double attnCoreFlops = 0;  ///< forward, per token, as the kernel executes it (flash skips masked blocks)
+    double scoreElements = 0;  ///< per token: the attention score row a naive kernel writes to HBM
+    double weightElements = 0; ///< weights this chip reads (after tensor and expert sharding)
+    double savedNone = 0;      ///< activation elements kept per token with no remat
+    double savedSelective = 0; ///< ... with the attention core recomputed
+    double savedFull = 0;      ///< ... with only the layer input kept
+    double elementwise = 0;    ///< elements of intermediates per token (HBM traffic of non-matmul ops)
+    bool moe = false;
+};
+
+class TrainingCost
+{
+public:
+    TrainingCost(const Plan &plan, const Placement &placement, Evaluation &out)
+        : m_plan(plan)
+        , m_model(plan.model)
+        , m_t(plan.topology)
+        , m_chip(plan.topology.chip())
+        , m_par(plan.parallelism)
+        , m_train(plan.training)
+        , m_placement(placement)
+        , m_out(out)
+        , m_params(countParams(plan.model))
+    {
+        const auto &p = plan.parallelism;
+        m_d = {p.degree(Role::Data), p.degree(Role::Fsdp), p.degree(Role::Tensor), p.degree(Role::Pipeline),
+               p.degree(Role::Expert), p.degree(Role::Context)};
+        m_options.mode = CostMode::Achievable;
+    }
+
+    std::optional<Error> run();
+
+private:
+    std::optional<Error> validate();
+    LayerCost layerCost(bool moe) const;
+    int layersOnStage(int stage) const;
+    int moeLayersOnStage(int stage) const;
+    double layerForwardTime(const LayerCost &layer) const;
+    MemoryBreakdown stageMemory(int stage) const;
+    void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
+                       double bytes, double count, double exposed, double timeEach);
+    CollectiveCost cost(CollectiveOp op, const std::vector<AxisSpan> &spans, double bytes) const
+    {
+        return collectiveCost(m_t, op, spans, bytes, m_options);
+    }
+    void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
+
+    const Plan &m_plan;
+    const ModelSpec &m_model;
+    const Topology &m_t;
+    const Chip &m_chip;
+    const ParallelismSpec &m_par;
+    const TrainingSpec &m_train;
+    const Placement &m_placement;
+    Evaluation &m_out;
+    ParamCounts m_params;
+    Degrees m_d{};
+    CollectiveOptions m_options;
+
+    // Derived once in run().
+    double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding)
+    double m_seqsPerReplica = 0;
+    double m_microbatches = 1;
+    double m_actBytes = 2;
+    double m_peak = 0;
+    double m_hbm = 0;
+};
+
+std::optional<Error> TrainingCost::validate()
+{
+    const ModelSpec &m = m_model;
+    if (m_chip.peakFlops(m_train.computeDtype) <= 0)
+        return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
+                                                   + std::string(dtypeName(m_train.computeDtype))};
+    if (m.heads % m_d.tensor != 0)
+        return Error{"parallelism.tensor", "tensor parallelism of " + std::to_string(m_d.tensor) + " must divide the "
+                                               + std::to_string(m.heads) + " attention heads of " + m.name};
+    if (m_d.expert > 1 && !m.moe)
+        return Error{"parallelism.expert", m.name + " has no experts to spread over " + std::to_string(m_d.expert)
+                                               + " chips"};
+    if (m.moe && m.moe->experts % m_d.expert != 0)
+        return Error{"parallelism.expert", "expert parallelism of " + std::to_string(m_d.expert) + " must divide the "
+                                               + std::to_string(m.moe->experts) + " experts of " + m.name};
+    if (m_d.pipeline > m.layers)
+        return Error{"parallelism.pipeline", "pipeline of " + std::to_string(m_d.pipeline) + " stages exceeds the "
+                                                 + std::to_string(m.layers) + " layers of " + m.name};
+    if (m_train.seqLen % m_d.context != 0)
+        return Error{"parallelism.context", "context parallelism of " + std::to_string(m_d.context)
+                                                + " must divide seq_len " + std::to_string(m_train.seqLen)};
+    const std::int64_t batchShards = std::int64_t(m_d.data) * m_d.fsdp * m_d.expert;
+    if (m_train.globalBatch < batchShards)
+        return Error{"workload.global_batch", std::to_string(m_train.globalBatch)
+                                                  + " sequences cannot be split over data x fsdp x expert = "
+                                                  + std::to_string(batchShards) + " replicas"};
+    const std::int64_t perReplica = (m_train.globalBatch + batchShards - 1) / batchShards;
+    if (m_par.microbatches > perReplica)
+        return Error{"parallelism.microbatches", std::to_string(m_par.microbatches) + " microbatches need at least as many "
+                                                     "sequences per replica; each replica has "
+                                                     + std::to_string(perReplica)};
+    if (m_train.globalBatch % batchShards != 0)
+        warn("uneven-batch", std::to_string(m_train.globalBatch) + " sequences do not split evenly over "
+                                 + std::to_string(batchShards) + " replicas; the busiest gets "
+                                 + std::to_string(perReplica));
+    return std::nullopt;
+}
+
+int TrainingCost::layersOnStage(int stage) const
+{
+    const int base = m_model.layers / m_d.pipeline;
+    return base + (stage < m_model.layers % m_d.pipeline ? 1 : 0);
+}
+
+int TrainingCost::moeLayersOnStage(int stage) const
+{
+    if (!m_model.moe)
+        return 0;
+    int first = 0;
+    for (int s = 0; s < stage; ++s)
+        first += layersOnStage(s);
+    const int last = first + layersOnStage(stage);
+    const int dense = m_model.moe->firstDenseLayers;
+    return std::max(0, last - std::max(first, dense));
+}
+
+LayerCost TrainingCost::layerCost(bool moe) const
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const double d = double(m.dModel);
+    const double T = double(m_train.seqLen);
+    const double shardD = m_par.sequenceParallel ? tp : 1.0; // [tokens, d] tensors split only with SP
+    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp); // KV heads are replicated past kv_heads-way TP
+
+    LayerCost c;
+    c.moe = moe;
+    const double attention = double(m_params.attentionPerLayer) / tp;
+    c.matmulFlops = 2.0 * attention;
+    const bool flash = m_train.flashAttention;
+    c.attnCoreFlops = 2.0 * T * (m.heads / tp) * (qkDim + vDim) * (flash ? 0.5 : 1.0);
+    c.scoreElements = flash ? 0.0 : (m.heads / tp) * T;
+    c.weightElements = attention;
+
+    const double qkv = m.mla ? (m.heads / tp) * (2 * qkDim + vDim) : (m.heads / tp + 2 * kvHeadsLocal) * m.headDim;
+    const double attnOut = (m.heads / tp) * vDim;
+    const double norms = m.parallelBlock ? 1.0 : 2.0;
+    double mlpSaved = 0;
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    if (moe) {
+        const MoeSpec &e = *m.moe;
+        const double expert = double(m_params.expertParams) / tp;
+        const double localExperts = double(e.experts) / m_d.expert;
+        c.matmulFlops += 2.0 * double(m_params.moeSharedPerLayer) / tp;
+        c.expertFlops = 2.0 * e.expertsPerToken * expert;
+        c.weightElements += double(m_params.moeSharedPerLayer) / tp + localExperts * expert;
+        mlpSaved = e.expertsPerToken * (d + width * double(e.dFfExpert) / tp)
+                   + e.sharedExperts * width * double(e.dFfExpert) / tp + e.experts;
+    } else {
+        const double mlp = double(m_params.denseMlpPerLayer) / tp;
+        c.matmulFlops += 2.0 * mlp;
+        c.weightElements += mlp;
+        mlpSaved = width * double(m.dFf) / tp;
+    }
+    const double base = norms * 2.0 * d / shardD + qkv + attnOut + mlpSaved;
+    c.savedSelective = base;
+    // Without remat a naive kernel keeps the probabilities ([heads, T] per token, plus a byte of
+    // dropout mask); a flash kernel keeps only its softmax statistics.
+    c.savedNone = base + (flash ? 2.0 * m.heads / tp : 1.5 * (m.heads / tp) * T);
+    c.savedFull = d / shardD;
+    c.elementwise = base;
+    return c;
+}
+
+double TrainingCost::layerForwardTime(const LayerCost &layer) const
+{
+    const double tokens = m_tokensMb;
+    const double flopsTime = (layer.matmulFlops + layer.attnCoreFlops + layer.expertFlops / kExpertMatmulEfficiency)
+                             * tokens / m_peak;
+    // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
+    const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
+    const double elementwiseTime = 2.0 * kElementwiseTraffic * layer.elementwise * tokens * m_actBytes / m_hbm;
+    const double scoreTime = kNaiveAttentionPasses * layer.scoreElements * tokens * m_actBytes / m_hbm;
+    return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime;
+}
+
+MemoryBreakdown TrainingCost::stageMemory(int stage) const
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const int z = m_par.zeroStage;
+    const int layers = layersOnStage(stage);
+    const int moeLayers = moeLayersOnStage(stage);
+    const int denseLayers = layers - moeLayers;
+
+    double elements = denseLayers * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp;
+    if (moeLayers > 0)
+        elements += moeLayers * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp
+                                 + double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp);
+    const bool first = stage == 0;
+    const bool last = stage == m_d.pipeline - 1;
+    if (first)
+        elements += double(m_params.embedding) / tp;
+    if (last)
+        elements += double(m.vocab * m.dModel) / tp + double(m_params.finalNorm); // tied weights are copied to the last stage
+    if (first && last && m.tiedEmbeddings)
+        elements -= double(m.vocab * m.dModel) / tp;
+
+    const double fs = m_d.fsdp;
+    const double dp = m_d.data;
+    MemoryBreakdown mem;
+    mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
+    mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
+    const double states = m_train.optimizer == Optimizer::Adam ? 2.0 : m_train.optimizer == Optimizer::Sgd ? 1.0 : 0.1;
+    const double perParam = states * bytesPerElement(m_train.optimizerDtype)
+                            + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
+    mem.optimizer = elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+
+    // Activations: the microbatches in flight on this stage under the schedule.
+    const double pp = m_d.pipeline;
+    const double mb = m_microbatches;
+    double inFlight = mb;
+    switch (m_par.schedule) {
+    case PipelineSchedule::GPipe:
+        inFlight = mb;
+        break;
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::ZeroBubble:
+        inFlight = std::min(mb, pp - stage);
+        break;
+    case PipelineSchedule::Interleaved1F1B:
+        inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
+        break;
+    }
+    const LayerCost dense = layerCost(false);
+    const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    const auto saved = [&](const LayerCost &c) {
+        switch (m_train.remat) {
+        case Remat::None:
+            return c.savedNone;
+        case Remat::Selective:
+            return c.savedSelective;
+        case Remat::Full:
+            return c.savedFull;
+        }
+        return c.savedNone;
+    };
+    const double perMicrobatch = (denseLayers * saved(dense) + moeLayers * saved(sparse)) * m_tokensMb * m_actBytes;
+    double working = 0;
+    if (m_train.remat == Remat::Full) // one layer's activations are rebuilt during its backward
+        working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
+    double logits = 0;
+    if (last) // the logits, whose gradient overwrites them in place
+        logits = m_tokensMb * double(m.vocab) / tp * m_actBytes;
+    mem.activations = inFlight * perMicrobatch + working + logits;
+    mem.total = mem.params + mem.grads + mem.optimizer + mem.activations;
+    mem.capacity = double(m_chip.hbmBytes);
+    mem.fits = mem.total <= mem.capacity;
+    return mem;
+}
+
+void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Role role,
+                                 const std::vector<AxisSpan> &spans, double bytes, double count, double exposed,
+                                 double timeEach)
+{
+    if (count <= 0 || bytes <= 0)
+        return;
+    const CollectiveCost one = cost(op, spans, bytes);
+    CollectiveUse use;
+    use.op = op;
+    use.purpose = purpose;
+    use.role = role;
+    for (const auto &s : spans)
+        use.axes.push_back(m_t.axes()[static_cast<std::size_t>(s.axis)].name);
+    use.bytes = bytes;
+    use.bytesPerChip = one.bytesPerChip;
+    use.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    use.timeS = timeEach * count;
+    use.exposedS = std::min(use.timeS, exposed);
+    use.link = one.bindingLink;
+    use.latencyBound = one.latencyBound;
+    m_out.collectives.push_back(use);
+}
+
+std::optional<Error> TrainingCost::run()
+{
+    if (auto error = validate())
+        return error;
+    const ModelSpec &m = m_model;
+    const Achievable &a = m_chip.achievable;
+    m_peak = m_chip.peakFlops(m_train.computeDtype) * a.flopsFraction;
+    m_hbm = m_chip.hbmBandwidth * a.hbmEfficiency;
+    m_actBytes = bytesPerElement(m_train.computeDtype);
+    const double T = double(m_train.seqLen);
+    const double batchShards = double(m_d.data) * m_d.fsdp * m_d.expert;
+    m_seqsPerReplica = ceilDiv(double(m_train.globalBatch), batchShards);
+    m_microbatches = m_par.microbatches;
+    const double seqsPerMicrobatch = ceilDiv(m_seqsPerReplica, m_microbatches);
+    m_tokensMb = seqsPerMicrobatch * T / m_d.context;
+    const double mb = m_microbatches;
+    const double tp = m_d.tensor;
+    const double pp = m_d.pipeline;
+
+    // Recompute: full remat runs the forward pass again, selective only the attention core.
+    const double recomputeFactor = m_train.remat == Remat::Full ? 1.0 : 0.0;
+    const LayerCost dense = layerCost(false);
+    const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    const double denseFwd = layerForwardTime(dense);
+    const double sparseFwd = layerForwardTime(sparse);
+    const auto attnCoreTime = [&](const LayerCost &c) { return c.attnCoreFlops * m_tokensMb / m_peak; };
+    const auto layerTrain = [&](const LayerCost &c, double fwd) {
+        double t = fwd * (1.0 + kBackwardFactor) + recomputeFactor * fwd;
+        if (m_train.remat == Remat::Selective)
+            t += attnCoreTime(c);
+        return t;
+    };
+    const double unembedFwd = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak;
+
+    // The busiest stage sets the pace of the pipeline.
+    int busiest = 0;
+    double tMb = 0;
+    double tMbRecompute = 0;
+    for (int s = 0; s < m_d.pipeline; ++s) {
+        const int moeLayers = moeLayersOnStage(s);
+        const int denseLayers = layersOnStage(s) - moeLayers;
+        double t = denseLayers * layerTrain(dense, denseFwd) + moeLayers * layerTrain(sparse, sparseFwd);
+        if (s == m_d.pipeline - 1)
+            t += 3.0 * unembedFwd;
+        if (t > tMb) {
+            tMb = t;
+            busiest = s;
+            tMbRecompute = denseLayers * (recomputeFactor * denseFwd
+                                          + (m_train.remat == Remat::Selective ? attnCoreTime(dense) : 0.0))
+                           + moeLayers * (recomputeFactor * sparseFwd
+                                          + (m_train.remat == Remat::Selective ? attnCoreTime(sparse) : 0.0));
+        }
+    }
+    const int stageLayers = layersOnStage(busiest);
+    const int stageMoe = moeLayersOnStage(busiest);
+    const int stageDense = stageLayers - stageMoe;
+
+    StepTime &step = m_out.step;
+    step.compute = mb * tMb;
+    step.recompute = mb * tMbRecompute;
+    step.tokens = double(m_train.globalBatch) * T;
+    step.flops = step.tokens * m_out.flopsPerToken;
+
+    // Pipeline bubble of the schedule.
+    if (m_d.pipeline > 1) {
+        double fraction = 1.0;
+        switch (m_par.schedule) {
+        case PipelineSchedule::GPipe:
+        case PipelineSchedule::OneFOneB:
+            fraction = 1.0;
+            break;
+        case PipelineSchedule::Interleaved1F1B:
+            fraction = 1.0 / m_par.virtualStages;
+            break;
+        case PipelineSchedule::ZeroBubble:
+            fraction = 1.0 / 3.0; // ZB-H1: a third of 1F1B's bubble at the same memory
+            break;
+        }
+        step.bubble = (pp - 1.0) * tMb * fraction;
+    }
+
+    const double recomputeRounds = m_train.remat == Remat::Full ? 1.0 : 0.0;
+    double exposed = 0;
+
+    // Tensor parallelism (Megatron): two all-reduces of the activations per layer forward (one for
+    // a parallel block), the same backward, again for a recomputed forward.
+    if (m_d.tensor > 1) {
+        const auto spans = m_placement.of(Role::Tensor);
+        const double v = m_tokensMb * double(m.dModel) * m_actBytes;
+        const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + recomputeRounds);
+        const double count = perLayer * stageLayers * mb;
+        const double overlapWindow = m_par.tensorOverlap ? step.compute : 0.0;
+        if (m_par.sequenceParallel) {
+            const double ag = cost(CollectiveOp::AllGather, spans, v).time;
+            const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
+            const double total = count * (ag + rs);
+            const double hidden = std::min(total, overlapWindow);
+            exposed += total - hidden;
+            addCollective(CollectiveOp::AllGather, "tensor activations (sequence parallel)", Role::Tensor, spans, v,
+                          count, count * ag * (1 - hidden / total), ag);
+            addCollective(CollectiveOp::ReduceScatter, "tensor activations (sequence parallel)", Role::Tensor, spans,
+                          v, count, count * rs * (1 - hidden / total), rs);
+        } else {
+            const double ar = cost(CollectiveOp::AllReduce, spans, v).time;
+            const double total = count * ar;
+            const double hidden = std::min(total, overlapWindow);
+            exposed += total - hidden;
+            addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar);
+        }
+        // The book's limit (ch. 5, 12): past F·W/C-way, the activations' collectives outrun the matmuls.
+        const double commPerLayer = perLayer / (2.0 + recomputeRounds) * (m_par.sequenceParallel
+                                        ? cost(CollectiveOp::AllGather, spans, v).time + cost(CollectiveOp::ReduceScatter, spans, v).time
+                                        : cost(CollectiveOp::AllReduce, spans, v).time);
+        const double matmulPerLayer = (dense.matmulFlops + dense.expertFlops) * m_tokensMb / m_peak;
+        if (commPerLayer > matmulPerLayer && !m_par.tensorOverlap) {
+            const double limit = tp * matmulPerLayer / commPerLayer;
+            warn("tensor-parallel-limit",
+                 "tensor parallelism of " + std::to_string(m_d.tensor) + " spends " + formatSeconds(commPerLayer)
+                     + " per layer on activation collectives against " + formatSeconds(matmulPerLayer)
+                     + " of matmuls; about " + formatNumber(limit) + "-way keeps it compute-bound (book: Y < F·W/C)");
+        }
+    }
+
+    // Expert parallelism: dispatch and combine all-to-alls in every MoE layer, forward and backward.
+    if (m_d.expert > 1 && m.moe && stageMoe > 0) {
+        const auto spans = m_placement.of(Role::Expert);
+        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * m_actBytes
+                              / (m_par.sequenceParallel ? tp : 1.0);
+        const double v = routed * m_d.expert;
+        const double count = 2.0 * (2.0 + recomputeRounds) * stageMoe * mb;
+        const double each = cost(CollectiveOp::AllToAll, spans, v).time;
+        exposed += count * each;
+        addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
+                      count * each, each);
+    }
+
+    // Context parallelism: ring attention passes keys and values around (overlapped with attention).
+    if (m_d.context > 1) {
+        const auto spans = m_placement.of(Role::Context);
+        const double kvWidth = m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim)
+                                     : 2.0 * std::max(1.0, m.kvHeads / tp) * m.headDim;
+        const double v = m_tokensMb * m_d.context * kvWidth * m_actBytes;
+        const double ag = cost(CollectiveOp::AllGather, spans, v).time;
+        const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
+        const double perLayerComm = (1.0 + recomputeRounds) * ag + rs;
+        const double perLayerAttn = (3.0 + recomputeRounds) * attnCoreTime(dense);
+        const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
+        const double exposedTotal = exposedPerLayer * stageLayers * mb;
+        exposed += exposedTotal;
+        const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
+        addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
+                      (1.0 + recomputeRounds) * stageLayers * mb, share * (1.0 + recomputeRounds) * ag, ag);
+        addCollective(CollectiveOp::ReduceScatter, "context key and value gradients", Role::Context, spans, v,
+                      stageLayers * mb, share * rs, rs);
+    }
+
+    // FSDP / ZeRO-3: gather each layer's weights before its forward and again for its backward,
+    // reduce-scatter its gradients; gathers prefetch behind the previous layer's compute.
+    const bool zeroOverData = m_par.zeroStage >= 3 && m_d.data > 1;
+    std::vector<AxisSpan> fsdpSpans = zeroOverData ? m_placement.combined({Role::Fsdp, Role::Data})
+                                                   : m_placement.of(Role::Fsdp);
+    const double fsdpGroup = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
+    if (fsdpGroup > 1) {
+        const double paramBytes = bytesPerElement(m_train.paramDtype);
+        const double gradBytes = bytesPerElement(m_train.gradDtype);
+        double agTime = 0;
+        double rsTime = 0;
+        double exposedFsdp = 0;
+        double agCount = 0;
+        double bytesSum = 0;
+        const auto layer = [&](const LayerCost &c, double fwd, int count) {
+            if (count <= 0)
+                return;
+            const double v = c.weightElements * paramBytes;
+            const double ag = cost(CollectiveOp::AllGather, fsdpSpans, v).time;
+            const double rs = cost(CollectiveOp::ReduceScatter, fsdpSpans, c.weightElements * gradBytes).time;
+            const double bwd = fwd * kBackwardFactor + recomputeFactor * fwd;
+            exposedFsdp += count * mb * (std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd));
+            agTime += count * mb * 2.0 * ag;
+            rsTime += count * mb * rs;
+            agCount += count * mb * 2.0;
+            bytesSum += count * mb * 2.0 * v;
+        };
+        layer(dense, denseFwd, stageDense);
+        layer(sparse, sparseFwd, stageMoe);
+        exposed += exposedFsdp;
+        const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
+        const double avgV = bytesSum / agCount;
+        addCollective(CollectiveOp::AllGather, "fsdp weights", Role::Fsdp, fsdpSpans, avgV, agCount, share * agTime,
+                      agTime / agCount);
+        addCollective(CollectiveOp::ReduceScatter, "fsdp gradients", Role::Fsdp, fsdpSpans,
+                      avgV * gradBytes / paramBytes, agCount / 2.0, share * rsTime, rsTime / (agCount / 2.0));
+        if (share > 0.05) {
+            // Compute grows with the per-chip batch, the gathers do not: scale to where they balance.
+            const double tokensPerChip = m_tokensMb * mb;
+            const double fwdComm = cost(CollectiveOp::AllGather, fsdpSpans, dense.weightElements * paramBytes).time;
+            const double critical = tokensPerChip * fwdComm / denseFwd;
+            warn("fsdp-communication-bound",
+                 "FSDP weight gathers are exposed for " + formatSeconds(exposedFsdp) + " per step: "
+                     + formatNumber(tokensPerChip) + " tokens per chip is below the critical batch of about "
+                     + formatNumber(critical) + " tokens per chip on these axes (book: B/X > C/W)");
+        }
+    }
+
+    // Data-parallel gradient reduction once per step, hidden behind the last microbatch's backward.
+    {
+        std::vector<Role> denseGroup;
+        if (m_d.data > 1 && !zeroOverData)
+            denseGroup.push_back(Role::Data);
+        if (m_d.context > 1)
+            denseGroup.push_back(Role::Context);
+        std::vector<Role> expertGroup = denseGroup;
+        if (m_d.expert > 1)
+            denseGroup.push_back(Role::Expert);
+        const double shard = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
+        const double gradBytes = bytesPerElement(m_train.gradDtype);
+        const double denseElements = stageDense * (dense.weightElements) + stageMoe * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp)
+                                     + (busiest == 0 ? double(m_params.embedding) / tp : 0.0)
+                                     + (busiest == m_d.pipeline - 1 ? double(m.vocab * m.dModel) / tp : 0.0);
+        const double expertElements = stageMoe > 0 ? stageMoe * double(m.moe->experts) / m_d.expert
+                                                         * double(m_params.expertParams) / tp
+                                                   : 0.0;
+        const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor) + step.bubble;
+        double used = 0;
+        const auto reduce = [&](const std::vector<Role> &roles, double elements, const std::string &purpose) {
+            if (roles.empty() || elements <= 0)
+                return;
+            const std::vector<AxisSpan> spans = m_placement.combined(roles);
+            if (spans.empty())
+                return;
+            const double v = elements * gradBytes / shard;
+            const double each = cost(CollectiveOp::AllReduce, spans, v).time;
+            const double hidden = std::min(each, std::max(0.0, window - used));
+            used += each;
+            exposed += each - hidden;
+            addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each);
+        };
+        reduce(denseGroup, denseElements, "gradients");
+        reduce(expertGroup, expertElements, "expert gradients");
+        const double dpExposed = std::max(0.0, used - window);
+        if (dpExposed > 0.05 * (step.compute + step.bubble))
+            warn("data-parallel-communication-bound",
+                 "the gradient all-reduce takes " + formatSeconds(used) + " and only " + formatSeconds(window)
+                     + " of backward hides it: the per-chip batch is below the data-parallel critical batch");
+    }
+
+    // Pipeline: activations forward and gradients backward across each stage boundary; the
+    // steady state overlaps them, filling and draining the pipe does not.
+    if (m_d.pipeline > 1) {
+        const auto spans = m_placement.of(Role::Pipeline);
+        const double v = m_tokensMb * double(m.dModel) * m_actBytes / (m_par.sequenceParallel ? tp : 1.0);
+        const double each = cost(CollectiveOp::SendRecv, spans, v).time;
+        const double fill = 2.0 * (pp - 1.0) * each;
+        exposed += fill;
+        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each);
+        if (m_par.microbatches < m_d.pipeline)
+            warn("too-few-microbatches", std::to_string(m_par.microbatches) + " microbatches for "
+                                             + std::to_string(m_d.pipeline) + " pipeline stages: the bubble is "
+                                             + formatNumber(100.0 * step.bubble / (step.compute + step.bubble))
+                                             + "% of the step; use at least " + std::to_string(4 * m_d.pipeline));
+    }
+
+    // Optimizer: an elementwise pass over the local shard of weights, gradients and states.
+    {
+        const MemoryBreakdown mem = stageMemory(busiest);
+        step.optimizer = 2.0 * (mem.params + mem.optimizer) / m_hbm + mem.grads / m_hbm;
+    }
+
+    step.exposedCommunication = exposed;
+    for (const auto &c : m_out.collectives)
+        step.communication += c.timeS;
+    step.time = step.compute + step.bubble + exposed + step.optimizer;
+
+    // Memory for each kind of chip.
+    const auto kind = [&](const std::string &name, int stage, std::int64_t count) {
+        ChipKind k;
+        k.name = name;
+        k.count = count;
+        k.memory = stageMemory(stage);
+        m_out.perChip.push_back(k);
+    };
+    const std::int64_t perStage = m_t.chipCount() / m_d.pipeline;
+    if (m_d.pipeline == 1) {
+        kind("every chip", 0, m_t.chipCount());
+    } else {
+        kind("first pipeline stage", 0, perStage);
+        if (m_d.pipeline > 2)
+            kind("middle pipeline stages", m_d.pipeline / 2, perStage * (m_d.pipeline - 2));
+        kind("last pipeline stage", m_d.pipeline - 1, perStage);
+    }
+    m_out.memory = m_out.perChip.front().memory;
+    for (const auto &k : m_out.perChip)
+        if (k.memory.total > m_out.memory.total)
+            m_out.memory = k.memory;
+
+    const double peakAll = m_chip.peakFlops(m_train.computeDtype) * double(m_t.chipCount());
+    m_out.mfu = step.flops / (step.time * peakAll);
+    m_out.tokensPerS = step.tokens / step.time;
+
+    // What binds: memory capacity first; otherwise the largest of compute and each link's exposed time.
+    if (!m_out.memory.fits) {
+        m_out.bound = "memory-capacity";
+        const MemoryBreakdown &mem = m_out.memory;
+        warn("does-not-fit", "needs " + formatBytes(mem.total, true) + " per chip (params " + formatBytes(mem.params, true)
+                                 + ", gradients " + formatBytes(mem.grads, true) + ", optimizer "
+                                 + formatBytes(mem.optimizer, true) + ", activations " + formatBytes(mem.activations, true)
+                                 + ") but " + m_chip.id + " has " + formatBytes(mem.capacity, true));
+    } else {
+        std::map<LinkKind, double> byLink;
+        for (const auto &c : m_out.collectives)
+            byLink[c.link] += c.exposedS;
+        const double flopsTime = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
+                                  + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
+                                                + sparse.expertFlops / kExpertMatmulEfficiency))
+                                 * m_tokensMb * mb * (3.0 + recomputeFactor) / m_peak;
+        std::string bound = flopsTime >= 0.5 * step.compute ? "compute" : "hbm";
+        double best = step.compute + step.bubble;
+        for (const auto &[link, t] : byLink)
+            if (t > best) {
+                best = t;
+                bound = std::string(linkName(link));
+            }
+        m_out.bound = bound;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, Evaluation &out)
+{
+    TrainingCost cost(plan, placement, out);
+    return cost.run();
+}
+
+} // namespace meshplan::model
