@@ -44,7 +44,9 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                chips, hosts, FLOPs/s, HBM and wraparound of a slice
   model ID | --hf-config FILE | --list [--seq-len T] [--kv-dtype bf16]
                                                parameters, FLOPs per token and KV cache of a model
-  evaluate PLAN.meshplan [--json] [--repeat N]  memory, collectives, step time and MFU of a plan
+  evaluate PLAN.meshplan [--json] [--repeat N] [--ideal]
+                                               memory, collectives, step time and MFU of a plan
+                                               (--ideal: the book's model, no efficiency derating)
 Exit codes: 0 success, 2 bad input (one line on stderr naming the option).
 )";
 
@@ -79,6 +81,7 @@ const std::map<std::string, Option> &options()
         {"--seq-len", {"seq_len", true, true}},
         {"--kv-dtype", {"kv_dtype", true, false}},
         {"--repeat", {"repeat", true, true}},
+        {"--ideal", {"", false, false}},
     };
     return table;
 }
@@ -94,7 +97,7 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
                     "--achievable"}},
         {"slice", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--json"}},
         {"model", {"--hf-config", "--seq-len", "--kv-dtype", "--list", "--json"}},
-        {"evaluate", {"--json", "--repeat"}},
+        {"evaluate", {"--json", "--repeat", "--ideal"}},
     };
     return table;
 }
@@ -370,6 +373,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
     json callArgs = json::object();
     std::vector<std::string> positional;
     bool achievable = false;
+    bool ideal = false;
     try {
         for (std::size_t i = 1; i < args.size(); ++i) {
             const std::string &a = args[i];
@@ -394,6 +398,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
                 throw UsageError{flag, "is not an option of \"" + command + "\" (try --help)"};
             if (flag == "--achievable")
                 achievable = true;
+            if (flag == "--ideal")
+                ideal = true;
             if (!option->second.takesValue) {
                 if (!option->second.key.empty())
                     callArgs[option->second.key] = true;
@@ -482,7 +488,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         const auto plan = m::planFromText(text, file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
         if (!plan)
             return failIn(file, plan.error().path, plan.error().message);
-        auto evaluation = m::evaluate(plan.value());
+        const auto evalMode = ideal ? m::CostMode::Ideal : m::CostMode::Achievable;
+        auto evaluation = m::evaluate(plan.value(), evalMode);
         if (!evaluation)
             return failIn(file, evaluation.error().path, evaluation.error().message);
         json r = m::evaluationToJson(evaluation.value(), plan->kind == m::WorkloadKind::Training);
@@ -491,7 +498,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
             times.reserve(static_cast<std::size_t>(repeat));
             for (int i = 0; i < repeat; ++i) {
                 const auto start = std::chrono::steady_clock::now();
-                auto again = m::evaluate(plan.value());
+                auto again = m::evaluate(plan.value(), evalMode);
                 const auto stop = std::chrono::steady_clock::now();
                 if (!again)
                     return fail(file, again.error().message);

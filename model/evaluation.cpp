@@ -11,7 +11,7 @@ namespace meshplan::model {
 
 using nlohmann::json;
 
-Expected<Evaluation> evaluate(const Plan &plan)
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
 {
     auto placement = placeRoles(plan.topology, plan.parallelism.degrees, plan.parallelism.placement);
     if (!placement)
@@ -24,7 +24,7 @@ Expected<Evaluation> evaluate(const Plan &plan)
         out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.training.seqLen);
         out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.training.seqLen);
         out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
-        if (auto error = evaluateTraining(plan, placement.value(), out))
+        if (auto error = evaluateTraining(plan, placement.value(), mode, out))
             return *error;
         return out;
     }
@@ -88,6 +88,11 @@ json evaluationToJson(const Evaluation &e, bool training)
                 {"memory_per_chip", memoryJson(e.memory)},
                 {"per_chip", perChip},
                 {"bound", e.bound},
+                {"critical",
+                 {{"tokens_per_chip", finite(e.critical.tokensPerChip)},
+                  {"fsdp_tokens_per_chip", finite(e.critical.fsdpTokensPerChip)},
+                  {"data_tokens_per_chip", finite(e.critical.dataTokensPerChip)},
+                  {"tensor_max_degree", finite(e.critical.tensorMaxDegree)}}},
                 {"collectives", collectives},
                 {"warnings", warnings}};
     if (training) {

@@ -78,8 +78,19 @@ struct InferenceResult {
     double kvCacheBytesPerToken = 0;
 };
 
+/// The book's thresholds for this plan's placement, derived from the model's own costs: the
+/// per-chip batch (tokens per microbatch) at which each role's communication equals the compute
+/// that hides it, and the largest tensor-parallel degree that stays compute-bound. 0 where unused.
+struct CriticalPoints {
+    double fsdpTokensPerChip = 0;
+    double dataTokensPerChip = 0;
+    double tensorMaxDegree = 0;
+    double tokensPerChip = 0; ///< the plan's own tokens per chip per microbatch
+};
+
 struct Evaluation {
     std::int64_t chips = 0;
+    CriticalPoints critical;
     std::map<std::string, std::vector<std::string>> placement;
     ParamCounts params;
     double flopsPerToken = 0;
@@ -96,9 +107,9 @@ struct Evaluation {
     std::optional<InferenceResult> inference;
 };
 
-/// Evaluates `plan` with the achievable model. Pure and deterministic; an Error for a plan that
-/// cannot be evaluated (degrees that do not fit the mesh, heads not divisible by tensor, ...).
-Expected<Evaluation> evaluate(const Plan &plan);
+/// Evaluates `plan` with the achievable model (or the book's ideal one). Pure and deterministic;
+/// an Error for a plan that cannot be evaluated (degrees that do not fit the mesh, ...).
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode = CostMode::Achievable);
 
 /// The result document of plan-format.md ("format": "meshplan/result").
 nlohmann::json evaluationToJson(const Evaluation &evaluation, bool training);

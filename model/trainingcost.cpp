@@ -51,7 +51,7 @@ struct LayerCost {
 class TrainingCost
 {
 public:
-    TrainingCost(const Plan &plan, const Placement &placement, Evaluation &out)
+    TrainingCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
         : m_plan(plan)
         , m_model(plan.model)
         , m_t(plan.topology)
@@ -65,7 +65,12 @@ public:
         const auto &p = plan.parallelism;
         m_d = {p.degree(Role::Data), p.degree(Role::Fsdp), p.degree(Role::Tensor), p.degree(Role::Pipeline),
                p.degree(Role::Expert), p.degree(Role::Context)};
-        m_options.mode = CostMode::Achievable;
+        m_options.mode = mode;
+        // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
+        const bool ideal = mode == CostMode::Ideal;
+        m_elementwiseTraffic = ideal ? 0.0 : kElementwiseTraffic;
+        m_expertEfficiency = ideal ? 1.0 : kExpertMatmulEfficiency;
+        m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
     }
 
     std::optional<Error> run();
@@ -104,6 +109,9 @@ private:
     double m_actBytes = 2;
     double m_peak = 0;
     double m_hbm = 0;
+    double m_elementwiseTraffic = kElementwiseTraffic;
+    double m_expertEfficiency = kExpertMatmulEfficiency;
+    double m_naivePasses = kNaiveAttentionPasses;
 };
 
 std::optional<Error> TrainingCost::validate()
@@ -215,12 +223,12 @@ LayerCost TrainingCost::layerCost(bool moe) const
 double TrainingCost::layerForwardTime(const LayerCost &layer) const
 {
     const double tokens = m_tokensMb;
-    const double flopsTime = (layer.matmulFlops + layer.attnCoreFlops + layer.expertFlops / kExpertMatmulEfficiency)
+    const double flopsTime = (layer.matmulFlops + layer.attnCoreFlops + layer.expertFlops / m_expertEfficiency)
                              * tokens / m_peak;
     // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
     const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
-    const double elementwiseTime = 2.0 * kElementwiseTraffic * layer.elementwise * tokens * m_actBytes / m_hbm;
-    const double scoreTime = kNaiveAttentionPasses * layer.scoreElements * tokens * m_actBytes / m_hbm;
+    const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_actBytes / m_hbm;
+    const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_actBytes / m_hbm;
     return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime;
 }
 
@@ -328,8 +336,9 @@ std::optional<Error> TrainingCost::run()
         return error;
     const ModelSpec &m = m_model;
     const Achievable &a = m_chip.achievable;
-    m_peak = m_chip.peakFlops(m_train.computeDtype) * a.flopsFraction;
-    m_hbm = m_chip.hbmBandwidth * a.hbmEfficiency;
+    const bool ideal = m_options.mode == CostMode::Ideal;
+    m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : a.flopsFraction);
+    m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
     m_actBytes = bytesPerElement(m_train.computeDtype);
     const double T = double(m_train.seqLen);
     const double batchShards = double(m_d.data) * m_d.fsdp * m_d.expert;
@@ -379,6 +388,7 @@ std::optional<Error> TrainingCost::run()
     const int stageMoe = moeLayersOnStage(busiest);
     const int stageDense = stageLayers - stageMoe;
 
+    m_out.critical.tokensPerChip = m_tokensMb;
     StepTime &step = m_out.step;
     step.compute = mb * tMb;
     step.recompute = mb * tMbRecompute;
@@ -436,8 +446,10 @@ std::optional<Error> TrainingCost::run()
                                         ? cost(CollectiveOp::AllGather, spans, v).time + cost(CollectiveOp::ReduceScatter, spans, v).time
                                         : cost(CollectiveOp::AllReduce, spans, v).time);
         const double matmulPerLayer = (dense.matmulFlops + dense.expertFlops) * m_tokensMb / m_peak;
+        // Matmul time falls as 1/Y while the activations' collectives do not shrink with Y.
+        const double limit = tp * matmulPerLayer / commPerLayer;
+        m_out.critical.tensorMaxDegree = limit;
         if (commPerLayer > matmulPerLayer && !m_par.tensorOverlap) {
-            const double limit = tp * matmulPerLayer / commPerLayer;
             warn("tensor-parallel-limit",
                  "tensor parallelism of " + std::to_string(m_d.tensor) + " spends " + formatSeconds(commPerLayer)
                      + " per layer on activation collectives against " + formatSeconds(matmulPerLayer)
@@ -514,15 +526,20 @@ std::optional<Error> TrainingCost::run()
                       agTime / agCount);
         addCollective(CollectiveOp::ReduceScatter, "fsdp gradients", Role::Fsdp, fsdpSpans,
                       avgV * gradBytes / paramBytes, agCount / 2.0, share * rsTime, rsTime / (agCount / 2.0));
+        // Compute grows with the per-chip batch, a layer's weight gather does not: the batch at
+        // which they balance is the book's critical batch (B/X > C/W) for these axes.
+        const LayerCost &typical = stageMoe > stageDense ? sparse : dense;
+        const double fwdComm = cost(CollectiveOp::AllGather, fsdpSpans, typical.weightElements * paramBytes).time;
+        const double fwdFlops = (typical.matmulFlops + typical.attnCoreFlops + typical.expertFlops / m_expertEfficiency)
+                                * m_tokensMb / m_peak;
+        const double critical = m_tokensMb * fwdComm / fwdFlops;
+        m_out.critical.fsdpTokensPerChip = critical;
         if (share > 0.05) {
-            // Compute grows with the per-chip batch, the gathers do not: scale to where they balance.
-            const double tokensPerChip = m_tokensMb * mb;
-            const double fwdComm = cost(CollectiveOp::AllGather, fsdpSpans, dense.weightElements * paramBytes).time;
-            const double critical = tokensPerChip * fwdComm / denseFwd;
+            const double tokensPerChip = m_tokensMb;
             warn("fsdp-communication-bound",
                  "FSDP weight gathers are exposed for " + formatSeconds(exposedFsdp) + " per step: "
-                     + formatNumber(tokensPerChip) + " tokens per chip is below the critical batch of about "
-                     + formatNumber(critical) + " tokens per chip on these axes (book: B/X > C/W)");
+                     + formatNumber(tokensPerChip) + " tokens per chip per microbatch is below the critical batch of "
+                     + "about " + formatNumber(critical) + " on these axes (book: B/X > C/W)");
         }
     }
 
@@ -561,6 +578,14 @@ std::optional<Error> TrainingCost::run()
         };
         reduce(denseGroup, denseElements, "gradients");
         reduce(expertGroup, expertElements, "expert gradients");
+        if (used > 0) {
+            // The backward matmuls of one microbatch grow with its tokens; the reduction does not.
+            const double backwardFlops = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
+                                          + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
+                                                        + sparse.expertFlops / m_expertEfficiency))
+                                         * kBackwardFactor * m_tokensMb / m_peak;
+            m_out.critical.dataTokensPerChip = m_tokensMb * used / backwardFlops;
+        }
         const double dpExposed = std::max(0.0, used - window);
         if (dpExposed > 0.05 * (step.compute + step.bubble))
             warn("data-parallel-communication-bound",
@@ -635,7 +660,7 @@ std::optional<Error> TrainingCost::run()
             byLink[c.link] += c.exposedS;
         const double flopsTime = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
                                   + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
-                                                + sparse.expertFlops / kExpertMatmulEfficiency))
+                                                + sparse.expertFlops / m_expertEfficiency))
                                  * m_tokensMb * mb * (3.0 + recomputeFactor) / m_peak;
         std::string bound = flopsTime >= 0.5 * step.compute ? "compute" : "hbm";
         double best = step.compute + step.bubble;
@@ -651,9 +676,9 @@ std::optional<Error> TrainingCost::run()
 
 } // namespace
 
-std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, Evaluation &out)
+std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
 {
-    TrainingCost cost(plan, placement, out);
+    TrainingCost cost(plan, placement, mode, out);
     return cost.run();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The training-step cost model behind evaluate() for "kind": "training" plans.
 
+#include "collective.h"
 #include "evaluation.h"
 
 #include <optional>
@@ -12,6 +13,6 @@ struct Placement;
 
 /// Fills `out` (step, memory, collectives, warnings, MFU, bound) for a training plan whose roles
 /// are already placed; an Error for a plan the model cannot cost.
-std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, Evaluation &out);
+std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out);
 
 } // namespace meshplan::model

@@ -2,6 +2,9 @@
 #include "calculator.h"
 #include "chipcatalog.h"
 #include "collective.h"
+#include "evaluation.h"
+#include "modelcatalog.h"
+#include "plan.h"
 #include "shardedmatmul.h"
 
 #include <benchmark/benchmark.h>
@@ -41,5 +44,32 @@ static void BM_ShardedMatmul(benchmark::State &state)
         benchmark::DoNotOptimize(analyzeMatmul(t, e, dims, DType::Bf16));
 }
 BENCHMARK(BM_ShardedMatmul);
+
+// The target: one full evaluation of LLaMA-3 405B on 16,384 H100s (TP 8 x PP 16 x DP 128,
+// every layer, every collective) in under 20 us median on one core.
+static void BM_EvaluateLlama405bOn16kH100(benchmark::State &state)
+{
+    const nlohmann::json doc = {
+        {"format", "meshplan/plan"},
+        {"version", 1},
+        {"model", "llama-3-405b"},
+        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 2048}, {"gpus_per_node", 8}}}}},
+        {"parallelism",
+         {{"tensor", 8}, {"pipeline", 16}, {"data", 128}, {"zero_stage", 1}, {"microbatches", 16},
+          {"pipeline_schedule", "interleaved-1f1b"}, {"virtual_stages", 4}, {"sequence_parallel", true}}},
+        {"workload", {{"kind", "training"}, {"seq_len", 8192}, {"global_batch", 2048}, {"remat", "selective"}}}};
+    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(evaluate(plan));
+}
+BENCHMARK(BM_EvaluateLlama405bOn16kH100)->Repetitions(5)->ReportAggregatesOnly(true);
+
+static void BM_EvaluateDefaultPlan(benchmark::State &state)
+{
+    const Plan plan = defaultPlan();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(evaluate(plan));
+}
+BENCHMARK(BM_EvaluateDefaultPlan);
 
 BENCHMARK_MAIN();

@@ -1,0 +1,198 @@
+// Training plans: the book's rules must fall out of the cost model (ch. 5, 6 and 12, evaluated in
+// the book's ideal mode), and the six published runs must be predicted within 15% (achievable mode).
+#include "chipcatalog.h"
+#include "evaluation.h"
+#include "modelcatalog.h"
+#include "plan.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using nlohmann::json;
+using namespace meshplan::model;
+
+namespace {
+
+// A plain-MLP model whose attention and vocabulary are small next to its MLP, so that the book's
+// MLP-only formulas apply to it within a percent or two.
+json mlpModel(int dModel = 2048, int dFf = 65536, int layers = 8)
+{
+    return {{"name", "mlp-heavy"}, {"layers", layers}, {"d_model", dModel}, {"d_ff", dFf}, {"heads", 16},
+            {"vocab", 1024},       {"mlp", "plain"},   {"tied_embeddings", true}};
+}
+
+json plan(const json &model, const json &hardware, const json &parallelism, std::int64_t seqLen, std::int64_t batch)
+{
+    return {{"format", "meshplan/plan"},
+            {"version", 1},
+            {"model", model},
+            {"hardware", hardware},
+            {"parallelism", parallelism},
+            {"workload",
+             {{"kind", "training"}, {"seq_len", seqLen}, {"global_batch", batch}, {"remat", "none"},
+              {"master_weights", false}}}};
+}
+
+Evaluation run(const json &document, CostMode mode = CostMode::Ideal)
+{
+    const auto p = planFromJson(document, ChipCatalog::builtin(), ModelCatalog::builtin());
+    if (!p)
+        qFatal("plan: %s", p.error().toString().c_str());
+    const auto e = evaluate(p.value(), mode);
+    if (!e)
+        qFatal("evaluate: %s", e.error().toString().c_str());
+    return e.value();
+}
+
+bool hasWarning(const Evaluation &e, const std::string &code)
+{
+    for (const auto &w : e.warnings)
+        if (w.code == code)
+            return true;
+    return false;
+}
+
+#define QVERIFY_NEAR(got, want, rtol)                                                                                  \
+    QVERIFY2(std::fabs((got) - (want)) <= (rtol) * std::fabs(want),                                                    \
+             qPrintable(QStringLiteral("got %1, want %2").arg(got, 0, 'g', 8).arg(want, 0, 'g', 8)))
+
+} // namespace
+
+class TestTraining : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Book ch. 5: FSDP is compute-bound iff B/X > C / (M_X W_ici): 850 tokens per chip on a v5p
+    // cube with all three axes (4.59e14 / (3 x 1.8e11)). Short sequences keep attention negligible.
+    void fsdpCriticalBatchOnThreeAxes()
+    {
+        const auto e = run(plan(mlpModel(), {{"chip", "tpu-v5p"}, {"topology", {4, 4, 4}}}, {{"fsdp", 64}}, 128, 64));
+        QVERIFY_NEAR(e.critical.fsdpTokensPerChip, 4.59e14 / (3 * 1.8e11), 0.01);
+    }
+
+    // Book ch. 5: pure data parallelism on one axis needs B/X > C / W_ici (v5e: 1.97e14/9e10 = 2189).
+    void dataParallelCriticalBatchOnARing()
+    {
+        const auto e = run(plan(mlpModel(), {{"chip", "tpu-v5e"}, {"topology", {16}}}, {{"data", 16}}, 128, 64));
+        QVERIFY_NEAR(e.critical.dataTokensPerChip, 1.97e14 / 9e10, 0.01);
+    }
+
+    // Book ch. 5: across slices, pure DP over DCN needs a per-slice batch of C / W_dcn tokens
+    // (4.59e14 / 6.25e9 = 73,440; the book prints 71,360 with C = 4.46e14).
+    void dcnCriticalBatchPerSlice()
+    {
+        const auto e = run(plan(mlpModel(), {{"chip", "tpu-v5p"}, {"topology", {4, 4, 4}}, {"slices", 2}},
+                                {{"fsdp", 64}, {"data", 2}, {"placement", {{"data", {"slice"}}}}}, 128, 256));
+        QVERIFY_NEAR(e.critical.dataTokensPerChip * 64, 4.59e14 / 6.25e9, 0.02);
+    }
+
+    // Book ch. 5 and 12: tensor parallelism stays compute-bound while Y < F W / C for the MLP block
+    // (one all-gather + reduce-scatter of the activations against 2 x 2BDF / Y of matmuls). The
+    // attention block adds its own all-reduce with only 4D^2 of weights, so for a whole layer the
+    // model's limit is (4D^2 + 2DF) / (4D) x W / C = (D + F/2) W / C: half the book's MLP-only figure
+    // for this MLP-heavy model. 16k tokens keep the collectives bandwidth-bound; the causal
+    // attention core adds ~1.5% of compute, hence 2%.
+    void tensorParallelLimit()
+    {
+        const auto tpu = run(plan(mlpModel(), {{"chip", "tpu-v5e"}, {"topology", {16}}}, {{"tensor", 16}}, 2048, 8));
+        QVERIFY_NEAR(tpu.critical.tensorMaxDegree, (2048 + 65536.0 / 2) * 9e10 / 1.97e14, 0.02);
+        QVERIFY(hasWarning(tpu, "tensor-parallel-limit") == (16 > (2048 + 65536.0 / 2) * 9e10 / 1.97e14));
+        // In an 8xH100 node: AllReduce of V costs 2 (7/8) V / 450e9, so W = 450e9 x 8/7 (book: F/2200).
+        const auto gpu = run(plan(mlpModel(), {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
+                                  {{"tensor", 8}}, 2048, 8));
+        QVERIFY_NEAR(gpu.critical.tensorMaxDegree, (2048 + 65536.0 / 2) * 450e9 * 8 / 7 / 9.89e14, 0.02);
+        QVERIFY(!hasWarning(gpu, "tensor-parallel-limit"));
+    }
+
+    // Book ch. 12: data parallelism across H100 nodes needs ~2475 tokens per GPU (C / W_node); with
+    // the fat tree's (D-1)/D for 16 nodes under one leaf the exact figure is C (15/16) / 400e9.
+    void gpuDataParallelAcrossNodes()
+    {
+        const auto e = run(plan(mlpModel(), {{"chip", "h100-sxm"}, {"topology", {{"nodes", 16}, {"gpus_per_node", 8}}}},
+                                {{"data", 128}}, 128, 128));
+        QVERIFY_NEAR(e.critical.dataTokensPerChip, 9.89e14 * 15.0 / 16.0 / 400e9, 0.01);
+    }
+
+    // Book ch. 12 quiz 5: LLaMA-3 70B on 4096 H100s with 8-way TP and 512-way ZeRO-3 and a 4M-token
+    // batch: 976 tokens per GPU is below the ~2475 the FSDP gathers need, so "no". With TP inside
+    // the node each GPU has 1/8 of the node's NICs: the critical batch per TP group is ~8 x 2475.
+    void llama70bZero3OnH100IsCommunicationBound()
+    {
+        json p = plan("llama-3-70b", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 512}, {"gpus_per_node", 8}}}},
+                      {{"tensor", 8}, {"fsdp", 512}}, 4096, 1024);
+        p["workload"]["remat"] = "full";
+        const auto e = run(p);
+        QVERIFY(hasWarning(e, "fsdp-communication-bound"));
+        QVERIFY(e.critical.fsdpTokensPerChip > e.critical.tokensPerChip);
+        QVERIFY_NEAR(e.critical.fsdpTokensPerChip / 8, 9.89e14 / 400e9, 0.10); // attention adds compute
+    }
+
+    // Book ch. 6: LLaMA-3 70B on a v5p pod with a 4M-token batch. FSDP over batch and sequence is
+    // communication-bound (per-chip batch below 850); FSDP x TP is compute-bound (above ~113).
+    void llama70bOnV5pPod()
+    {
+        json fsdpOnly = plan("llama-3-70b", {{"chip", "tpu-v5p"}, {"topology", {16, 16, 32}}},
+                             {{"fsdp", 1024}, {"context", 8}}, 4096, 1024);
+        fsdpOnly["workload"]["remat"] = "full";
+        const auto comm = run(fsdpOnly);
+        QCOMPARE(comm.critical.tokensPerChip, 512.0);
+        QVERIFY(hasWarning(comm, "fsdp-communication-bound"));
+        QVERIFY(comm.critical.fsdpTokensPerChip > 800 && comm.critical.fsdpTokensPerChip < 1300);
+
+        const auto mixed = run(planToJson(defaultPlan())); // fsdp 1024 x context 2 x tensor 4
+        QVERIFY(!hasWarning(mixed, "fsdp-communication-bound"));
+        QVERIFY(!hasWarning(mixed, "tensor-parallel-limit"));
+        QCOMPARE(mixed.bound, std::string("compute"));
+        QVERIFY(mixed.critical.fsdpTokensPerChip < mixed.critical.tokensPerChip);
+        // Book ch. 6: 6 x 70e9 x 4M tokens at 40% MFU on 8960 chips; here 8192 chips: the ideal
+        // model's MFU must be well above the book's 40% assumption and below 100%.
+        QVERIFY(mixed.mfu > 0.4 && mixed.mfu < 1.0);
+        QVERIFY(mixed.memory.fits);
+    }
+
+    // Book ch. 6: memory for LLaMA-3 70B: bf16 params 140 GB and fp32 Adam 560 GB in total; over
+    // 8192 chips with FSDP 1024 x TP 4 that is (2 + 8) x 70.55e9 / 4096 per chip.
+    void llama70bStateMemory()
+    {
+        json p = planToJson(defaultPlan());
+        p["workload"]["master_weights"] = false;
+        const auto e = run(p);
+        const double params = double(countParams(ModelCatalog::builtin().find("llama-3-70b")[0]).total);
+        QVERIFY_NEAR(e.memory.params + e.memory.optimizer, 10.0 * params / 4096, 0.01);
+    }
+
+    // The six published runs of tests/data/published: step time within 15% (achievable model).
+    void publishedRuns_data()
+    {
+        QTest::addColumn<QString>("file");
+        const QDir dir(QStringLiteral(MESHPLAN_TEST_DATA "/published"));
+        const auto files = dir.entryList({QStringLiteral("*.meshplan")}, QDir::Files, QDir::Name);
+        QCOMPARE(files.size(), 6);
+        for (const auto &f : files)
+            QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    }
+    void publishedRuns()
+    {
+        QFETCH(QString, file);
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const json doc = json::parse(f.readAll().toStdString());
+        const auto e = run(doc, CostMode::Achievable);
+        const double measured = doc["measured"]["step_time_s"].get<double>();
+        const double ratio = e.step.time / measured;
+        qInfo("%s: predicted %.3f s, measured %.3f s (%+.1f%%), MFU %.1f%%", qPrintable(QFileInfo(file).baseName()),
+              e.step.time, measured, 100 * (ratio - 1), 100 * e.mfu);
+        QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString::number(ratio)));
+        QVERIFY(e.memory.fits);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestTraining)
+#include "tst_training.moc"
