@@ -248,20 +248,26 @@ void printSlice(const json &r, std::ostream &out)
 
 constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 
-/// Reads a whole file; a UsageError names it when it is missing, unreadable or absurdly large.
+/// A file that cannot be read; reported with the file's name, never mistaken for an option.
+struct FileError {
+    std::string file;
+    std::string message;
+};
+
+/// Reads a whole file (pipes too); a FileError when it is missing, unreadable or absurdly large.
 std::string readFile(const std::string &path)
 {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw UsageError{path, "cannot open the file"};
-    in.seekg(0, std::ios::end);
-    const auto size = in.tellg();
-    if (size < 0 || static_cast<std::uintmax_t>(size) > kMaxFileBytes)
-        throw UsageError{path, "is larger than 16 MiB; a plan or config is a few kilobytes"};
-    in.seekg(0);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+        throw FileError{path, "cannot open the file"};
+    std::string text;
+    char buffer[65536];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > kMaxFileBytes)
+            throw FileError{path, "is larger than 16 MiB; a plan or config is a few kilobytes"};
+    }
+    return text;
 }
 
 json modelSummary(const m::ModelSpec &model, std::int64_t seqLen, m::DType kvDtype)
@@ -464,8 +470,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
             else
                 printModel(r, out);
             return 0;
-        } catch (const UsageError &e) {
-            return fail(e.path, e.message);
+        } catch (const FileError &e) {
+            return failIn(e.file, "", e.message);
         }
     }
     if (command == "evaluate") {
@@ -482,8 +488,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         std::string text;
         try {
             text = readFile(file);
-        } catch (const UsageError &e) {
-            return fail(e.path, e.message);
+        } catch (const FileError &e) {
+            return failIn(e.file, "", e.message);
         }
         const auto plan = m::planFromText(text, file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
         if (!plan)

@@ -1,7 +1,11 @@
 #include "calculator.h"
 
 #include "chipcatalog.h"
+#include "hfconfig.h"
 #include "jsonfields.h"
+#include "evaluation.h"
+#include "modelcatalog.h"
+#include "plan.h"
 #include "roofline.h"
 #include "shardedmatmul.h"
 
@@ -15,7 +19,7 @@ namespace jf = json_fields;
 const std::vector<std::string> &calculatorCalls()
 {
     static const std::vector<std::string> calls{"hardware", "critical_intensity", "roofline", "collective", "slice",
-                                                "matmul"};
+                                                "matmul", "model", "training_budget", "memory", "evaluate"};
     return calls;
 }
 
@@ -306,6 +310,181 @@ json matmulCall(const json &args, CostMode mode, const ChipCatalog &catalog)
             {"collectives", collectives}};
 }
 
+
+ModelSpec resolveModelArg(const json &args)
+{
+    const json &ref = jf::require(args, "model", "");
+    if (ref.is_string()) {
+        const ModelSpec *m = ModelCatalog::builtin().find(ref.get<std::string>());
+        if (!m)
+            throw FieldError("model", "unknown model \"" + ref.get<std::string>() + "\" (known: "
+                                          + ModelCatalog::builtin().idList() + ")");
+        return *m;
+    }
+    auto m = ref.is_object() && ref.contains("hf_config") ? modelFromHfConfig(ref.at("hf_config"), "model.hf_config")
+                                                          : modelFromJson(ref, "model");
+    if (!m)
+        throw FieldError(m.error().path, m.error().message);
+    return m.value();
+}
+
+json modelCall(const json &args)
+{
+    const ModelSpec model = resolveModelArg(args);
+    const std::int64_t seqLen = jf::integerOr(args, "seq_len", "", 1, 100'000'000, 4096);
+    const DType kv = resolveDType(args, "kv_dtype");
+    const ParamCounts c = countParams(model);
+    const double kvToken = kvCacheBytesPerToken(model, kv);
+    const double training = trainingFlopsPerToken(model, seqLen);
+    const double matmulOnly = trainingFlopsPerToken(model, 0);
+    return {{"id", model.id},
+            {"name", model.name},
+            {"params", c.total},
+            {"active_params", c.active},
+            {"embedding_params", c.embedding},
+            {"unembedding_params", c.unembedding},
+            {"attention_params_per_layer", c.attentionPerLayer},
+            {"mlp_params_per_layer", c.denseMlpPerLayer},
+            {"expert_params", c.expertParams},
+            {"seq_len", seqLen},
+            {"flops_per_token", training},
+            {"forward_flops_per_token", forwardFlopsPerToken(model, seqLen)},
+            {"attention_flops_fraction", (training - matmulOnly) / training},
+            {"kv_cache_bytes_per_token", kvToken},
+            {"kv_cache_bytes_per_sequence", kvToken * double(seqLen)}};
+}
+
+// The book's budget arithmetic (ch. 4-6): 6 x N x D FLOPs at a given MFU on a number of chips.
+json trainingBudgetCall(const json &args, const ChipCatalog &catalog)
+{
+    double params = 0;
+    std::string source;
+    if (jf::has(args, "model")) {
+        params = double(countParams(resolveModelArg(args)).active);
+        source = "active parameters of the model";
+    } else {
+        params = jf::positiveNumber(args, "params", "");
+        source = "given";
+    }
+    const double tokens = jf::positiveNumber(args, "tokens", "");
+    const double flopsPerToken = jf::positiveNumberOr(args, "flops_per_token", "", 6.0 * params);
+    const double total = flopsPerToken * tokens;
+    json out = {{"params", params}, {"params_source", source}, {"tokens", tokens}, {"flops_per_token", flopsPerToken},
+                {"flops", total}};
+    if (jf::has(args, "chip")) {
+        const Chip chip = resolveChip(args, catalog);
+        const DType dtype = resolveDType(args);
+        const double chips = jf::positiveNumberOr(args, "chips", "", 1.0);
+        const double mfu = jf::positiveNumberOr(args, "mfu", "", 1.0);
+        if (mfu > 1.0)
+            throw FieldError("mfu", "must be a fraction in (0, 1]");
+        const double rate = chips * chip.peakFlops(dtype) * mfu;
+        out["chip"] = chip.id;
+        out["chips"] = chips;
+        out["mfu"] = mfu;
+        out["time_s"] = total / rate;
+        out["days"] = total / rate / 86400.0;
+        out["years"] = total / rate / (365.0 * 86400.0);
+        out["chip_hours"] = total / rate / 3600.0 * chips;
+    } else if (jf::has(args, "chip_hours")) {
+        // Utilisation from a budget of chip-hours at a peak rate (book ch. 4 Q7).
+        const double hours = jf::positiveNumber(args, "chip_hours", "");
+        const double peak = jf::positiveNumber(args, "peak_flops", "");
+        out["available_flops"] = hours * 3600.0 * peak;
+        out["utilisation"] = total / (hours * 3600.0 * peak);
+    }
+    return out;
+}
+
+// The book's memory accounting (ch. 4-6): weights, optimizer state and checkpointed activations
+// for the whole model, and how many chips that needs.
+json memoryCall(const json &args, const ChipCatalog &catalog)
+{
+    ModelSpec model;
+    double params = 0;
+    const bool haveModel = jf::has(args, "model");
+    if (haveModel) {
+        model = resolveModelArg(args);
+        params = double(countParams(model).total);
+    } else {
+        params = jf::positiveNumber(args, "params", "");
+    }
+    const DType paramType = resolveDType(args, "param_dtype");
+    const std::string optimizer = jf::stringOr(args, "optimizer", "", "adam");
+    double states = 0;
+    if (optimizer == "adam" || optimizer == "adamw")
+        states = 2;
+    else if (optimizer == "sgd")
+        states = 1;
+    else if (optimizer != "none")
+        throw FieldError("optimizer", "must be adam, sgd or none, got \"" + optimizer + "\"");
+    const DType optType = jf::has(args, "optimizer_dtype") ? resolveDType(args, "optimizer_dtype") : DType::Fp32;
+    const bool master = jf::boolean(args, "master_weights", "", false);
+    const bool grads = jf::boolean(args, "gradients", "", false);
+    const double paramBytes = params * bytesPerElement(paramType);
+    const double optimizerBytes = params * (states + (master ? 1.0 : 0.0)) * bytesPerElement(optType);
+    const double gradBytes = grads ? params * bytesPerElement(paramType) : 0.0;
+
+    double activationBytes = 0;
+    std::string policy = "none";
+    if (jf::has(args, "tokens")) {
+        if (!haveModel)
+            throw FieldError("model", "is needed to size activations");
+        const double tokens = jf::positiveNumber(args, "tokens", "");
+        const double d = double(model.dModel);
+        const double f = double(model.dFf);
+        const double act = bytesPerElement(resolveDType(args, "activation_dtype"));
+        policy = jf::stringOr(args, "checkpoints", "", "block");
+        double perTokenPerLayer = 0;
+        if (policy == "block")
+            perTokenPerLayer = d; // each layer's input (book ch. 4 block remat)
+        else if (policy == "three_matmuls")
+            perTokenPerLayer = d + 2.0 * f; // after the three big FFW matmuls (ch. 5 Q2)
+        else if (policy == "big_matmuls")
+            perTokenPerLayer = 7.0 * d; // the 7 large matmul outputs (ch. 4)
+        else if (policy == "all")
+            perTokenPerLayer = 20.0 * d; // ~20 intermediates per layer (ch. 4)
+        else if (policy == "per_layer")
+            perTokenPerLayer = d * double(jf::integer(args, "checkpoints_per_layer", "", 1, 1000));
+        else
+            throw FieldError("checkpoints", "must be block, three_matmuls, big_matmuls, all or per_layer, got \"" + policy + "\"");
+        activationBytes = act * perTokenPerLayer * model.layers * tokens;
+    }
+    const double total = paramBytes + optimizerBytes + gradBytes + activationBytes;
+    json out = {{"params", params},
+                {"param_bytes", paramBytes},
+                {"optimizer_bytes", optimizerBytes},
+                {"gradient_bytes", gradBytes},
+                {"activation_bytes", activationBytes},
+                {"checkpoints", policy},
+                {"total_bytes", total}};
+    if (jf::has(args, "chips"))
+        out["bytes_per_chip"] = total / jf::positiveNumber(args, "chips", "");
+    if (jf::has(args, "chip") || jf::has(args, "hbm_bytes")) {
+        const double hbm = jf::has(args, "hbm_bytes") ? jf::positiveNumber(args, "hbm_bytes", "")
+                                                      : double(resolveChip(args, catalog).hbmBytes);
+        out["hbm_bytes"] = hbm;
+        out["min_chips"] = std::ceil(total / hbm);
+    }
+    return out;
+}
+
+json evaluateCall(const json &args, CostMode mode, const ChipCatalog &catalog)
+{
+    const auto plan = planFromJson(jf::require(args, "plan", ""), catalog, ModelCatalog::builtin());
+    if (!plan)
+        throw FieldError("plan." + plan.error().path, plan.error().message);
+    const auto e = evaluate(plan.value(), mode);
+    if (!e)
+        throw FieldError("plan." + e.error().path, e.error().message);
+    json out = evaluationToJson(e.value(), plan->kind == WorkloadKind::Training);
+    std::string codes;
+    for (const auto &w : e->warnings)
+        codes += (codes.empty() ? "" : ",") + w.code;
+    out["warning_codes"] = codes;
+    return out;
+}
+
 } // namespace
 
 Expected<Topology> topologyFromArgs(const Chip &chip, const json &args)
@@ -362,6 +541,14 @@ Expected<json> calculate(const std::string &call, const json &args, CostMode mod
             return sliceCall(args, catalog);
         if (call == "matmul")
             return matmulCall(args, mode, catalog);
+        if (call == "model")
+            return modelCall(args);
+        if (call == "training_budget")
+            return trainingBudgetCall(args, catalog);
+        if (call == "memory")
+            return memoryCall(args, catalog);
+        if (call == "evaluate")
+            return evaluateCall(args, mode, catalog);
         return Error{"call", "unknown calculator \"" + call + "\""};
     } catch (const FieldError &e) {
         return e.error;

@@ -73,7 +73,8 @@ std::int64_t integerValue(const json &v, const std::string &path, std::int64_t m
     if (v.is_number_integer()) {
         if (v.is_number_unsigned()) {
             const auto u = v.get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(maximum))
+            // nlohmann stores every non-negative literal (0 included) as unsigned.
+            if (u > static_cast<std::uint64_t>(maximum) || (minimum > 0 && u < static_cast<std::uint64_t>(minimum)))
                 throw fail();
             return static_cast<std::int64_t>(u);
         }

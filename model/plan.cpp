@@ -47,6 +47,8 @@ std::string_view optimizerName(Optimizer optimizer)
     switch (optimizer) {
     case Optimizer::Adam:
         return "adam";
+    case Optimizer::AdamW:
+        return "adamw";
     case Optimizer::Sgd:
         return "sgd";
     case Optimizer::Adafactor:
@@ -218,7 +220,7 @@ void readWorkload(const json &o, Plan &plan)
         t.optimizerDtype = dtypeField(o, "optimizer_dtype", path, DType::Fp32);
         t.gradDtype = dtypeField(o, "grad_dtype", path, t.paramDtype);
         const std::vector<std::pair<std::string, Optimizer>> optimizers{
-            {"adam", Optimizer::Adam}, {"adamw", Optimizer::Adam}, {"sgd", Optimizer::Sgd},
+            {"adam", Optimizer::Adam}, {"adamw", Optimizer::AdamW}, {"sgd", Optimizer::Sgd},
             {"adafactor", Optimizer::Adafactor}};
         t.optimizer = enumField(o, "optimizer", path, Optimizer::Adam, optimizers, "adam, adamw, sgd or adafactor");
         const std::vector<std::pair<std::string, Remat>> remats{
@@ -240,6 +242,10 @@ void readWorkload(const json &o, Plan &plan)
             {"interleaved", Serving::Interleaved}, {"disaggregated", Serving::Disaggregated}};
         i.serving = enumField(o, "serving", path, Serving::Interleaved, servings, "interleaved or disaggregated");
         i.prefillChips = jf::integerOr(o, "prefill_chips", path, 0, kMaxChips, 0);
+        i.computeDtype = dtypeField(o, "compute_dtype", path, DType::Bf16);
+        i.latencyTargetS = jf::positiveNumberOr(o, "latency_target_s", path, 0.0, true);
+        if (i.serving == Serving::Disaggregated && i.prefillChips == 0)
+            throw FieldError("workload.prefill_chips", "disaggregated serving needs a positive number of prefill chips");
     } else {
         throw FieldError("workload.kind", "must be \"training\" or \"inference\", got \"" + kind + "\"");
     }
@@ -269,6 +275,7 @@ Plan readPlan(const json &doc, const ChipCatalog &chips, const ModelCatalog &mod
     plan.topology = resolveTopology(chip, hardware);
     plan.topologyRef = hardware;
     plan.topologyRef.erase("chip");
+    plan.pricePerChipHour = jf::positiveNumberOr(hardware, "price_per_hour", "hardware", chip.pricePerHour, true);
     plan.parallelism = readParallelism(jf::has(doc, "parallelism") ? doc.at("parallelism") : json::object());
     readWorkload(jf::require(doc, "workload", ""), plan);
     for (auto it = doc.begin(); it != doc.end(); ++it)
@@ -344,7 +351,10 @@ json planToJson(const Plan &plan)
                     {"weight_dtype", dtypeName(i.weightDtype)},
                     {"kv_dtype", dtypeName(i.kvDtype)},
                     {"serving", i.serving == Serving::Interleaved ? "interleaved" : "disaggregated"},
-                    {"prefill_chips", i.prefillChips}};
+                    {"prefill_chips", i.prefillChips},
+                    {"compute_dtype", dtypeName(i.computeDtype)}};
+        if (i.latencyTargetS > 0)
+            workload["latency_target_s"] = i.latencyTargetS;
     }
     json hardware = plan.topologyRef;
     hardware["chip"] = plan.chipRef;

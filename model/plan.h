@@ -32,7 +32,8 @@ enum class Remat {
 };
 
 enum class Optimizer {
-    Adam, ///< two moments (also "adamw")
+    Adam,  ///< two moments
+    AdamW, ///< Adam with decoupled weight decay: the same state
     Sgd,  ///< momentum: one state
     Adafactor, ///< factored second moment: negligible state
 };
@@ -87,6 +88,8 @@ struct InferenceSpec {
     DType kvDtype = DType::Bf16;
     Serving serving = Serving::Interleaved;
     std::int64_t prefillChips = 0;
+    DType computeDtype = DType::Bf16; ///< matmul dtype (int8 weights are often multiplied in bf16)
+    double latencyTargetS = 0;        ///< optional per-token latency target (0: none)
 };
 
 struct Plan {
@@ -101,6 +104,7 @@ struct Plan {
     TrainingSpec training;
     InferenceSpec inference;
     nlohmann::json extra; ///< keys we do not know, kept so that a save does not lose them
+    double pricePerChipHour = 0; ///< hardware.price_per_hour, else the chip's catalog price
 };
 
 inline constexpr int kPlanVersion = 1;

@@ -259,7 +259,11 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     MemoryBreakdown mem;
     mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
     mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
-    const double states = m_train.optimizer == Optimizer::Adam ? 2.0 : m_train.optimizer == Optimizer::Sgd ? 1.0 : 0.1;
+    double states = 0.1; // Adafactor: factored second moment
+    if (m_train.optimizer == Optimizer::Adam || m_train.optimizer == Optimizer::AdamW)
+        states = 2.0;
+    else if (m_train.optimizer == Optimizer::Sgd)
+        states = 1.0;
     const double perParam = states * bytesPerElement(m_train.optimizerDtype)
                             + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
     mem.optimizer = elements * perParam / (fs * (z >= 1 ? dp : 1.0));
@@ -393,7 +397,10 @@ std::optional<Error> TrainingCost::run()
     step.compute = mb * tMb;
     step.recompute = mb * tMbRecompute;
     step.tokens = double(m_train.globalBatch) * T;
-    step.flops = step.tokens * m_out.flopsPerToken;
+    // Model FLOPs count attention as causal kernels execute it (half the book's T^2 term), so that
+    // MFU compares like with like against the compute time above (and matches MaxText's count).
+    const double matmulPerToken = trainingFlopsPerToken(m, 0);
+    step.flops = step.tokens * (matmulPerToken + 0.5 * (m_out.flopsPerToken - matmulPerToken));
 
     // Pipeline bubble of the schedule.
     if (m_d.pipeline > 1) {
@@ -557,7 +564,9 @@ std::optional<Error> TrainingCost::run()
         const double gradBytes = bytesPerElement(m_train.gradDtype);
         const double denseElements = stageDense * (dense.weightElements) + stageMoe * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp)
                                      + (busiest == 0 ? double(m_params.embedding) / tp : 0.0)
-                                     + (busiest == m_d.pipeline - 1 ? double(m.vocab * m.dModel) / tp : 0.0);
+                                     + (busiest == m_d.pipeline - 1 && !(busiest == 0 && m.tiedEmbeddings)
+                                            ? double(m.vocab * m.dModel) / tp
+                                            : 0.0);
         const double expertElements = stageMoe > 0 ? stageMoe * double(m.moe->experts) / m_d.expert
                                                          * double(m_params.expertParams) / tp
                                                    : 0.0;

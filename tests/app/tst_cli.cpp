@@ -2,11 +2,15 @@
 // clear line for every kind of bad input.
 #include "cli.h"
 
+#include <QFile>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 using nlohmann::json;
@@ -25,6 +29,48 @@ Run cli(std::vector<std::string> args)
     std::ostringstream err;
     const int code = meshplan::app::runCli(args, out, err);
     return {code, out.str(), err.str()};
+}
+
+// The contract's example plan (plan-format.md), as a merge-patch target for the evaluate rows.
+const char *kPlan = R"({
+  "format": "meshplan/plan", "version": 1,
+  "title": "LLaMA-3 70B on 8192 TPU v5p chips",
+  "model": "llama-3-70b",
+  "hardware": { "chip": "tpu-v5p", "topology": [16, 16, 32], "slices": 1 },
+  "parallelism": { "data": 1, "fsdp": 1024, "tensor": 4, "pipeline": 1, "expert": 1, "context": 2,
+                   "placement": {}, "zero_stage": 3, "sequence_parallel": false, "pipeline_schedule": "1f1b",
+                   "microbatches": 1, "virtual_stages": 1 },
+  "workload": { "kind": "training", "seq_len": 4096, "global_batch": 1024, "param_dtype": "bf16",
+                "compute_dtype": "bf16", "optimizer": "adam", "optimizer_dtype": "fp32", "remat": "full" }
+})";
+
+std::string patchedPlan(const QString &patch)
+{
+    json plan = json::parse(kPlan);
+    if (!patch.isEmpty())
+        plan.merge_patch(json::parse(patch.toStdString()));
+    return plan.dump(2);
+}
+
+/// Writes `text` to `name` in `dir`; returns the file's path.
+std::string writeFile(const QTemporaryDir &dir, const QString &name, const std::string &text)
+{
+    const QString path = dir.filePath(name);
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return {};
+    file.write(text.data(), qint64(text.size()));
+    return path.toStdString();
+}
+
+/// Keys of `object` that are missing, as "prefix.key".
+QStringList missingKeys(const json &object, const std::string &prefix, std::initializer_list<const char *> keys)
+{
+    QStringList missing;
+    for (const char *key : keys)
+        if (!object.is_object() || !object.contains(key))
+            missing << QString::fromStdString(prefix + key);
+    return missing;
 }
 
 } // namespace
@@ -164,6 +210,224 @@ private slots:
         QVERIFY(process.waitForFinished(10000));
         QCOMPARE(process.exitCode(), 0);
         QVERIFY(process.readAllStandardOutput().contains("tpu-v5p"));
+    }
+
+    // evaluate: a good plan exits 0 with every key of the result contract.
+    void evaluateHasTheContractKeys_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<bool>("warns"); // must warn (others may)
+        QTest::newRow("contract example") << QString() << false;
+        QTest::newRow("does not fit (warnings)")
+            << QStringLiteral(R"({"parallelism": {"context": 8, "fsdp": 256}, "workload": {"seq_len": 32768, "remat": "none", "global_batch": 1024}})")
+            << true;
+        QTest::newRow("GPU pipeline")
+            << QStringLiteral(R"({"hardware": {"chip": "h100-sxm", "topology": {"nodes": 1024, "gpus_per_node": 8}, "slices": null},
+                                  "parallelism": {"pipeline": 8, "fsdp": 128, "tensor": 8, "context": 1, "microbatches": 8}})")
+            << false;
+    }
+    void evaluateHasTheContractKeys()
+    {
+        QFETCH(QString, patch);
+        QFETCH(bool, warns);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string file = writeFile(dir, QStringLiteral("good.meshplan"), patchedPlan(patch));
+        const auto r = cli({"evaluate", file, "--json"});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(r.err.empty(), r.err.c_str());
+        const json j = json::parse(r.out);
+        QStringList missing = missingKeys(j, "", {"format", "version", "chips", "placement", "model", "memory_per_chip",
+                                                  "step", "mfu", "tokens_per_s", "bound", "collectives", "warnings"});
+        missing << missingKeys(j.value("model", json()), "model.", {"params", "active_params", "flops_per_token"});
+        missing << missingKeys(j.value("memory_per_chip", json()), "memory_per_chip.",
+                               {"params", "grads", "optimizer", "activations", "kv_cache", "total", "capacity", "fits"});
+        missing << missingKeys(j.value("step", json()), "step.",
+                               {"time_s", "compute_s", "communication_s", "exposed_communication_s", "bubble_s", "flops",
+                                "tokens"});
+        for (const auto &c : j.value("collectives", json::array()))
+            missing << missingKeys(c, "collectives[].",
+                                   {"op", "purpose", "axes", "bytes_per_chip", "count_per_step", "time_s", "exposed_s"});
+        for (const auto &w : j.value("warnings", json::array()))
+            missing << missingKeys(w, "warnings[].", {"code", "message"});
+        missing.removeDuplicates();
+        QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QStringLiteral(", "))));
+
+        QCOMPARE(j["format"].get<std::string>(), std::string("meshplan/result"));
+        QCOMPARE(j["version"].get<int>(), 1);
+        QVERIFY(j["chips"].is_number_integer());
+        QCOMPARE(j["chips"].get<std::int64_t>(), std::int64_t(8192));
+        QVERIFY(j["placement"].is_object());
+        QVERIFY(j["model"]["params"].is_number_integer());
+        for (const char *key : {"params", "grads", "optimizer", "activations", "kv_cache", "total", "capacity"})
+            QVERIFY2(j["memory_per_chip"][key].is_number_integer(), key); // byte counts are integers
+        QVERIFY(j["memory_per_chip"]["fits"].is_boolean());
+        QVERIFY(j["step"]["tokens"].is_number_integer());
+        const json plan = json::parse(patchedPlan(patch));
+        QCOMPARE(j["step"]["tokens"].get<std::int64_t>(),
+                 plan["workload"]["global_batch"].get<std::int64_t>() * plan["workload"]["seq_len"].get<std::int64_t>());
+        const double mfu = j["mfu"].get<double>();
+        QVERIFY2(mfu > 0 && mfu <= 1, qPrintable(QString::number(mfu)));
+        const std::vector<std::string> bounds{"compute", "hbm", "ici", "dcn", "nvlink", "scale-out", "memory-capacity"};
+        QVERIFY2(std::find(bounds.begin(), bounds.end(), j["bound"].get<std::string>()) != bounds.end(),
+                 j["bound"].get<std::string>().c_str());
+        QVERIFY(!j["collectives"].empty());
+        for (const auto &c : j["collectives"]) {
+            QVERIFY(c["axes"].is_array() && !c["axes"].empty());
+            QVERIFY(c["bytes_per_chip"].is_number_integer());
+            QVERIFY(c["count_per_step"].is_number_integer());
+        }
+        if (warns) // a plan that does not fit must say so
+            QVERIFY(!j["warnings"].empty() && !j["memory_per_chip"]["fits"].get<bool>());
+        QVERIFY(!j.contains("timing"));
+
+        // The human-readable form of the same plan.
+        const auto human = cli({"evaluate", file});
+        QCOMPARE(human.code, 0);
+        QVERIFY(human.out.find("MFU") != std::string::npos);
+    }
+
+    void evaluateRepeatAddsTiming()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string file = writeFile(dir, QStringLiteral("good.meshplan"), patchedPlan(QString()));
+        const auto r = cli({"evaluate", file, "--json", "--repeat", "50"});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const json j = json::parse(r.out);
+        QVERIFY(j.contains("timing"));
+        QCOMPARE(j["timing"]["evaluations"].get<int>(), 50);
+        const double median = j["timing"]["median_s"].get<double>();
+        const double fastest = j["timing"]["min_s"].get<double>();
+        QVERIFY2(fastest > 0 && fastest <= median && median < 1.0,
+                 qPrintable(QStringLiteral("min %1 median %2").arg(fastest).arg(median)));
+        // The result itself is the one without --repeat.
+        json plain = json::parse(cli({"evaluate", file, "--json"}).out);
+        json timed = j;
+        timed.erase("timing");
+        QCOMPARE(QString::fromStdString(timed.dump()), QString::fromStdString(plain.dump()));
+        QCOMPARE(cli({"evaluate", file, "--repeat", "0"}).code, 2);
+    }
+
+    // evaluate: a bad plan file exits 2 with one line "meshplan-cli: FILE: PATH: message".
+    void evaluateBadPlan_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("path");
+        QTest::newRow("tensor -4") << QString::fromStdString(patchedPlan(QStringLiteral(R"({"parallelism": {"tensor": -4}})")))
+                                   << "parallelism.tensor";
+        QTest::newRow("tensor not dividing heads (found by evaluate)")
+            << QString::fromStdString(patchedPlan(QStringLiteral(R"({"parallelism": {"tensor": 128, "fsdp": 32}})")))
+            << "parallelism.tensor";
+        QTest::newRow("unknown chip") << QString::fromStdString(patchedPlan(QStringLiteral(R"({"hardware": {"chip": "tpu-v9"}})")))
+                                      << "hardware.chip";
+        QTest::newRow("degree product mismatch")
+            << QString::fromStdString(patchedPlan(QStringLiteral(R"({"parallelism": {"fsdp": 512}})"))) << "parallelism";
+        QTest::newRow("version 2") << QString::fromStdString(patchedPlan(QStringLiteral(R"({"version": 2})"))) << "version";
+        QTest::newRow("string for a number")
+            << QString::fromStdString(patchedPlan(QStringLiteral(R"({"workload": {"global_batch": "1024"}})")))
+            << "workload.global_batch";
+        QTest::newRow("not JSON") << QStringLiteral("{\"format\": \"meshplan/plan\",") << QString();
+    }
+    void evaluateBadPlan()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, path);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string file = writeFile(dir, QStringLiteral("bad.meshplan"), text.toStdString());
+        const auto r = cli({"evaluate", file});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.out.empty(), r.out.c_str());
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+        const std::string prefix = "meshplan-cli: " + file + ": " + (path.isEmpty() ? "" : path.toStdString() + ": ");
+        QVERIFY2(r.err.rfind(prefix, 0) == 0, qPrintable(QStringLiteral("expected \"%1...\", got \"%2\"")
+                                                             .arg(QString::fromStdString(prefix), QString::fromStdString(r.err))));
+        QVERIFY2(r.err.size() > prefix.size() + 1, r.err.c_str());
+
+        const auto asJson = cli({"evaluate", file, "--json"});
+        QCOMPARE(asJson.code, 2);
+        const json j = json::parse(asJson.out);
+        QVERIFY(j.contains("error"));
+        QVERIFY(j["error"].contains("path") && j["error"].contains("message"));
+        QCOMPARE(QString::fromStdString(j["error"]["path"].get<std::string>()), path);
+        QVERIFY(!j["error"]["message"].get<std::string>().empty());
+    }
+
+    // A plan file that is not there: exit 2, one line naming the file as given.
+    void evaluateMissingFile_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("relative");
+        QTest::newRow("absolute path") << QStringLiteral("no-such-plan.meshplan") << false;
+        QTest::newRow("relative path") << QStringLiteral("no-such-plan-8f3a.meshplan") << true;
+        // A file name whose stem is also an option's key ("chip", "topology") is still a file name.
+        QTest::newRow("relative path named like an option") << QStringLiteral("chip.no-such-plan-8f3a.meshplan") << true;
+        QTest::newRow("relative path named like a field") << QStringLiteral("topology.no-such-plan-8f3a.meshplan") << true;
+    }
+    void evaluateMissingFile()
+    {
+        QFETCH(QString, file);
+        QFETCH(bool, relative);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string path = relative ? file.toStdString() : dir.filePath(file).toStdString();
+        QVERIFY(!QFile::exists(QString::fromStdString(path)));
+        const auto r = cli({"evaluate", path});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+        QVERIFY2(r.err.rfind("meshplan-cli: " + path + ": ", 0) == 0, r.err.c_str());
+        const auto asJson = cli({"evaluate", path, "--json"});
+        QCOMPARE(asJson.code, 2);
+        const json j = json::parse(asJson.out);
+        QVERIFY(j["error"].contains("message"));
+        QCOMPARE(cli({"evaluate"}).code, 2);
+    }
+
+    void modelFromTheCatalog()
+    {
+        const auto r = cli({"model", "llama-3-70b", "--json"});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const json j = json::parse(r.out);
+        QCOMPARE(j["params"].get<std::int64_t>(), std::int64_t(70553706496));
+        for (const char *key : {"active_params", "flops_per_token", "forward_flops_per_token", "kv_cache_bytes_per_token"})
+            QVERIFY2(j.contains(key), key);
+        QCOMPARE(cli({"model", "llama-5", "--json"}).code, 2);
+    }
+
+    void modelFromAnHfConfig()
+    {
+        const std::string config = std::string(MESHPLAN_TEST_DATA) + "/hf-configs/llama-3-8b.json";
+        const auto r = cli({"model", "--hf-config", config, "--json"});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const json j = json::parse(r.out);
+        const json catalog = json::parse(cli({"model", "llama-3-8b", "--json"}).out);
+        QCOMPARE(j["params"].get<std::int64_t>(), catalog["params"].get<std::int64_t>());
+        QCOMPARE(j["params"].get<std::int64_t>(), std::int64_t(8030261248));
+        QCOMPARE(j["flops_per_token"].get<double>(), catalog["flops_per_token"].get<double>());
+        const auto missing = cli({"model", "--hf-config", config + ".missing", "--json"});
+        QCOMPARE(missing.code, 2);
+    }
+
+    void theBinaryEvaluates()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString good = QString::fromStdString(writeFile(dir, QStringLiteral("good.meshplan"), patchedPlan(QString())));
+        const QString bad = QString::fromStdString(
+            writeFile(dir, QStringLiteral("bad.meshplan"), patchedPlan(QStringLiteral(R"({"parallelism": {"tensor": -4}})"))));
+        QProcess process;
+        process.start(QStringLiteral(MESHPLAN_CLI_PATH), {QStringLiteral("evaluate"), good, QStringLiteral("--json")});
+        QVERIFY(process.waitForFinished(30000));
+        QCOMPARE(process.exitCode(), 0);
+        const json j = json::parse(process.readAllStandardOutput().toStdString());
+        QCOMPARE(j["format"].get<std::string>(), std::string("meshplan/result"));
+        process.start(QStringLiteral(MESHPLAN_CLI_PATH), {QStringLiteral("evaluate"), bad});
+        QVERIFY(process.waitForFinished(30000));
+        QCOMPARE(process.exitCode(), 2);
+        const QByteArray err = process.readAllStandardError();
+        QVERIFY2(err.startsWith(("meshplan-cli: " + bad + ": parallelism.tensor: ").toUtf8()), err.constData());
+        QVERIFY2(err.contains("-4"), err.constData());
     }
 };
 

@@ -1,8 +1,10 @@
-// The book's worked problems for chapters 1, 2, 3 and 12, one data row each (tests/data/book-hardware.json),
-// each run through the model's calculator API and compared with the stated relative tolerance.
+// The book's worked problems, one data row each (tests/data/book-*.json: chapters 1-3 and 12 in
+// book-hardware.json, 4-6 in book-training.json, 7-8 in book-inference.json when present), each run
+// through the model's calculator API and compared with the row's stated relative tolerance.
 #include "calculator.h"
 #include "chipcatalog.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTest>
 
@@ -17,10 +19,18 @@ namespace {
 
 json loadRows()
 {
-    QFile file(QStringLiteral(MESHPLAN_TEST_DATA "/book-hardware.json"));
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot open book-hardware.json");
-    return json::parse(file.readAll().toStdString());
+    json rows = json::array();
+    const QDir dir(QStringLiteral(MESHPLAN_TEST_DATA));
+    for (const auto &name : dir.entryList({QStringLiteral("book-*.json")}, QDir::Files, QDir::Name)) {
+        QFile file(dir.filePath(name));
+        if (!file.open(QIODevice::ReadOnly))
+            qFatal("cannot open %s", qPrintable(name));
+        for (auto &row : json::parse(file.readAll().toStdString())) {
+            row["file"] = name.toStdString();
+            rows.push_back(row);
+        }
+    }
+    return rows;
 }
 
 // "collective0.op" -> result["collectives"][0]["op"]; "peak_flops.bf16" -> result["peak_flops"]["bf16"];
@@ -53,7 +63,7 @@ const json *lookup(const json &result, const std::string &key, json &scratch)
 
 } // namespace
 
-class TestBookHardware : public QObject
+class TestBookProblems : public QObject
 {
     Q_OBJECT
 
@@ -71,8 +81,8 @@ private slots:
     {
         QFETCH(QString, row);
         const json r = json::parse(row.toStdString());
-        const auto result = calculate(r.at("call").get<std::string>(), r.at("args"), CostMode::Ideal,
-                                      ChipCatalog::builtin());
+        const CostMode mode = r.value("mode", std::string("ideal")) == "achievable" ? CostMode::Achievable : CostMode::Ideal;
+        const auto result = calculate(r.at("call").get<std::string>(), r.at("args"), mode, ChipCatalog::builtin());
         QVERIFY2(result.hasValue(), result ? "" : result.error().toString().c_str());
         const double rtol = r.value("rtol", 0.002);
         for (auto it = r.at("expect").begin(); it != r.at("expect").end(); ++it) {
@@ -96,5 +106,5 @@ private slots:
     }
 };
 
-QTEST_APPLESS_MAIN(TestBookHardware)
-#include "tst_bookhardware.moc"
+QTEST_APPLESS_MAIN(TestBookProblems)
+#include "tst_bookproblems.moc"
