@@ -6,6 +6,7 @@
 #include "hfconfig.h"
 #include "modelcatalog.h"
 #include "plan.h"
+#include "servingsearch.h"
 #include "units.h"
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,10 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
   evaluate PLAN.meshplan [--json] [--repeat N] [--ideal]
                                                memory, collectives, step time and MFU of a plan
                                                (--ideal: the book's model, no efficiency derating)
+  sweep PLAN.meshplan [--batches 1,2,4,...] [--json]
+                                               serving: latency against throughput across batch sizes
+  cheapest PLAN.meshplan --latency SECONDS [--max-chips N] [--json]
+                                               serving: the cheapest deployment within a per-token latency
 Exit codes: 0 success, 2 bad input (one line on stderr naming the option).
 )";
 
@@ -82,6 +87,9 @@ const std::map<std::string, Option> &options()
         {"--kv-dtype", {"kv_dtype", true, false}},
         {"--repeat", {"repeat", true, true}},
         {"--ideal", {"", false, false}},
+        {"--batches", {"batches", true, false}},
+        {"--latency", {"latency", true, true}},
+        {"--max-chips", {"max_chips", true, true}},
     };
     return table;
 }
@@ -98,6 +106,8 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
         {"slice", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--json"}},
         {"model", {"--hf-config", "--seq-len", "--kv-dtype", "--list", "--json"}},
         {"evaluate", {"--json", "--repeat", "--ideal"}},
+        {"sweep", {"--json", "--batches", "--ideal"}},
+        {"cheapest", {"--json", "--latency", "--max-chips", "--ideal"}},
     };
     return table;
 }
@@ -521,6 +531,83 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
                 out << tableRow("evaluation time", m::formatSeconds(r["timing"]["median_s"].get<double>()) + " median of "
                                                        + std::to_string(repeat));
         }
+        return 0;
+    }
+
+    if (command == "sweep" || command == "cheapest") {
+        if (positional.size() != 1)
+            return fail("", command + " takes one inference plan file");
+        const std::string file = positional[0];
+        std::string text;
+        try {
+            text = readFile(file);
+        } catch (const FileError &e) {
+            return failIn(e.file, "", e.message);
+        }
+        const auto plan = m::planFromText(text, file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
+        if (!plan)
+            return failIn(file, plan.error().path, plan.error().message);
+        const auto mode = ideal ? m::CostMode::Ideal : m::CostMode::Achievable;
+        const auto pointJson = [](const m::ServingPoint &p) {
+            return json{{"batch", p.batch},
+                        {"decode_step_s", p.decodeStepS},
+                        {"time_to_first_token_s", p.timeToFirstTokenS},
+                        {"tokens_per_s", p.tokensPerS},
+                        {"tokens_per_s_per_chip", p.tokensPerSPerChip},
+                        {"cost_per_million_tokens", p.costPerMillionTokens},
+                        {"fits", p.fits}};
+        };
+        if (command == "sweep") {
+            std::vector<std::int64_t> batches;
+            if (callArgs.contains("batches")) {
+                std::stringstream list(callArgs["batches"].get<std::string>());
+                std::string item;
+                while (std::getline(list, item, ',')) {
+                    std::int64_t b = 0;
+                    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), b);
+                    if (ec != std::errc() || p != item.data() + item.size() || b < 1 || b > 100'000'000)
+                        return fail("batches", "must be a comma-separated list of positive batch sizes, got \"" + item + "\"");
+                    batches.push_back(b);
+                }
+            } else {
+                batches = m::batchLadder(1024);
+            }
+            const auto points = m::latencyThroughputSweep(plan.value(), batches, mode);
+            if (!points)
+                return failIn(file, points.error().path, points.error().message);
+            json list = json::array();
+            for (const auto &p : points.value())
+                list.push_back(pointJson(p));
+            if (asJson) {
+                out << json{{"points", list}}.dump(2) << "\n";
+            } else {
+                out << "batch   latency/token   tokens/s   per chip   $/M tokens\n";
+                for (const auto &p : points.value()) {
+                    char line[160];
+                    std::snprintf(line, sizeof line, "%6lld   %13s   %8s   %8s   %10s%s\n", static_cast<long long>(p.batch),
+                                  m::formatSeconds(p.decodeStepS).c_str(), m::formatNumber(p.tokensPerS).c_str(),
+                                  m::formatNumber(p.tokensPerSPerChip).c_str(), m::formatNumber(p.costPerMillionTokens).c_str(),
+                                  p.fits ? "" : "   does not fit");
+                    out << line;
+                }
+            }
+            return 0;
+        }
+        if (!callArgs.contains("latency"))
+            return fail("latency", "is required (seconds per token)");
+        const double latency = callArgs["latency"].get<double>();
+        const std::int64_t maxChips = callArgs.contains("max_chips") && callArgs["max_chips"].is_number_integer()
+                                          ? callArgs["max_chips"].get<std::int64_t>() : 256;
+        if (maxChips < 1 || maxChips > m::kMaxChips)
+            return fail("max_chips", "must be an integer from 1 to 10000000");
+        const auto choice = m::cheapestServing(plan.value(), latency, maxChips, mode);
+        if (!choice)
+            return fail(choice.error().path, choice.error().message);
+        if (asJson)
+            out << json{{"description", choice->description}, {"point", pointJson(choice->point)},
+                        {"plan", m::planToJson(choice->plan)}}.dump(2) << "\n";
+        else
+            out << choice->description << "\n";
         return 0;
     }
 

@@ -1,6 +1,7 @@
 #include "evaluation.h"
 
 #include "plan.h"
+#include "inferencecost.h"
 #include "trainingcost.h"
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,12 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
             return *error;
         return out;
     }
-    return Error{"workload.kind", "inference plans are not evaluated yet; training plans are"};
+    out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.inference.promptLen);
+    out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.inference.promptLen);
+    out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.inference.kvDtype);
+    if (auto error = evaluateInference(plan, placement.value(), mode, out))
+        return *error;
+    return out;
 }
 
 namespace {
@@ -117,6 +123,22 @@ json evaluationToJson(const Evaluation &e, bool training)
                             {"tokens_per_s", finite(i.tokensPerS)},
                             {"tokens_per_s_per_chip", finite(i.tokensPerSPerChip)},
                             {"kv_cache_bytes_per_token", bytesOut(i.kvCacheBytesPerToken)}};
+        const ServingExtras &x = e.serving;
+        out["serving"] = {{"max_batch", finite(x.maxBatch)},
+                          {"critical_batch", finite(x.criticalBatch)},
+                          {"steady_tokens_per_s", finite(x.steadyTokensPerS)},
+                          {"cost_per_million_tokens", finite(x.costPerMillionTokens)},
+                          {"kv_transfer_s", finite(x.kvTransferS)},
+                          {"kv_cache_bytes_per_sequence", bytesOut(x.kvCacheBytesPerSequence)},
+                          {"batch_per_replica", finite(x.batchPerReplica)},
+                          {"prefill_replicas", finite(x.prefillReplicas)},
+                          {"decode_replicas", finite(x.decodeReplicas)},
+                          {"decode_step",
+                           {{"weights_s", finite(x.decodeWeightsS)},
+                            {"kv_s", finite(x.decodeKvS)},
+                            {"compute_s", finite(x.decodeComputeS)},
+                            {"communication_s", finite(x.decodeCommunicationS)},
+                            {"book_step_s", finite(x.decodeBookStepS)}}}};
     }
     return out;
 }

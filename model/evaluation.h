@@ -88,8 +88,27 @@ struct CriticalPoints {
     double tokensPerChip = 0; ///< the plan's own tokens per chip per microbatch
 };
 
+/// Serving figures beyond the contract's inference block.
+struct ServingExtras {
+    double maxBatch = 0;            ///< sequences (whole deployment) whose KV fits next to the weights
+    double criticalBatch = 0;       ///< decode batch per replica where matmuls turn compute-bound
+    double steadyTokensPerS = 0;    ///< continuous batching, finished sequences replaced by new prompts
+    double costPerMillionTokens = 0; ///< at the plan's per-chip-hour price
+    double kvTransferS = 0;         ///< disaggregated: one prompt's KV from prefill to decode chips
+    double kvCacheBytesPerSequence = 0;
+    double decodeWeightsS = 0;      ///< parts of the mean decode step
+    double decodeKvS = 0;
+    double decodeComputeS = 0;
+    double decodeCommunicationS = 0;
+    double decodeBookStepS = 0;     ///< the book's formula: max(FLOPs, weights) + KV, no comms or overheads
+    double prefillReplicas = 0;
+    double decodeReplicas = 0;
+    double batchPerReplica = 0;
+};
+
 struct Evaluation {
     std::int64_t chips = 0;
+    ServingExtras serving;
     CriticalPoints critical;
     std::map<std::string, std::vector<std::string>> placement;
     ParamCounts params;

@@ -1,0 +1,48 @@
+#pragma once
+// Serving trade-offs over a plan: latency against throughput across batch sizes, and the cheapest
+// deployment that meets a per-token latency target.
+
+#include "collective.h"
+#include "expected.h"
+#include "plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace meshplan::model {
+
+class ChipCatalog;
+
+/// One batch size of an inference plan.
+struct ServingPoint {
+    std::int64_t batch = 0;
+    double decodeStepS = 0;        ///< per-token latency (mean decode step)
+    double timeToFirstTokenS = 0;
+    double tokensPerS = 0;         ///< steady state, whole deployment
+    double tokensPerSPerChip = 0;
+    double costPerMillionTokens = 0;
+    bool fits = true;
+};
+
+/// Evaluates `plan` (an inference plan) at each batch size; batches that do not fit are kept
+/// with fits = false so a chart can show where memory ends.
+Expected<std::vector<ServingPoint>> latencyThroughputSweep(const Plan &plan, const std::vector<std::int64_t> &batches,
+                                                           CostMode mode = CostMode::Achievable);
+
+/// Powers of two from 1 up to `limit` (and `limit` itself): the default sweep.
+std::vector<std::int64_t> batchLadder(std::int64_t limit);
+
+struct ServingChoice {
+    Plan plan;          ///< the chosen deployment (hardware, tensor degree, replicas, batch)
+    ServingPoint point;
+    std::string description;
+};
+
+/// Searches slice sizes (TPU: the chip's 2D/3D slice shapes; GPU: 1-8 GPUs, then whole nodes) up
+/// to `maxChips`, tensor parallelism inside a replica, replicas, and batch sizes, for the lowest
+/// cost per million tokens whose decode step is within `latencyTargetS`. Error if none meets it.
+Expected<ServingChoice> cheapestServing(const Plan &plan, double latencyTargetS, std::int64_t maxChips,
+                                        CostMode mode = CostMode::Achievable);
+
+} // namespace meshplan::model
