@@ -14,6 +14,8 @@ using nlohmann::json;
 
 Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
 {
+    if (auto error = checkModelSharding(plan))
+        return *error;
     auto placement = placeRoles(plan.topology, plan.parallelism.degrees, plan.parallelism.placement);
     if (!placement)
         return placement.error();

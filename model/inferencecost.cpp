@@ -88,17 +88,6 @@ std::optional<Error> InferenceCost::validate()
     if (m_chip.peakFlops(m_spec.computeDtype) <= 0)
         return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
                                                    + std::string(dtypeName(m_spec.computeDtype))};
-    if (m_model.heads % m_tp != 0)
-        return Error{"parallelism.tensor", "tensor parallelism of " + std::to_string(m_tp) + " must divide the "
-                                               + std::to_string(m_model.heads) + " attention heads of " + m_model.name};
-    if (m_ep > 1 && !m_model.moe)
-        return Error{"parallelism.expert", m_model.name + " has no experts to spread over " + std::to_string(m_ep) + " chips"};
-    if (m_model.moe && m_model.moe->experts % m_ep != 0)
-        return Error{"parallelism.expert", "expert parallelism of " + std::to_string(m_ep) + " must divide the "
-                                               + std::to_string(m_model.moe->experts) + " experts of " + m_model.name};
-    if (m_pp > m_model.layers)
-        return Error{"parallelism.pipeline", "pipeline of " + std::to_string(m_pp) + " stages exceeds the "
-                                                 + std::to_string(m_model.layers) + " layers of " + m_model.name};
     if (m_spec.promptLen % m_cp != 0)
         return Error{"parallelism.context", "context parallelism of " + std::to_string(m_cp)
                                                 + " must divide prompt_len " + std::to_string(m_spec.promptLen)};

@@ -371,6 +371,27 @@ json planToJson(const Plan &plan)
     return out;
 }
 
+std::optional<Error> checkModelSharding(const Plan &plan)
+{
+    const ModelSpec &m = plan.model;
+    const ParallelismSpec &p = plan.parallelism;
+    const int tensor = p.degree(Role::Tensor);
+    const int expert = p.degree(Role::Expert);
+    const int pipeline = p.degree(Role::Pipeline);
+    if (m.heads % tensor != 0)
+        return Error{"parallelism.tensor", "tensor parallelism of " + std::to_string(tensor) + " must divide the "
+                                               + std::to_string(m.heads) + " attention heads of " + m.name};
+    if (expert > 1 && !m.moe)
+        return Error{"parallelism.expert", m.name + " has no experts to spread over " + std::to_string(expert) + " chips"};
+    if (m.moe && m.moe->experts % expert != 0)
+        return Error{"parallelism.expert", "expert parallelism of " + std::to_string(expert) + " must divide the "
+                                               + std::to_string(m.moe->experts) + " experts of " + m.name};
+    if (pipeline > m.layers)
+        return Error{"parallelism.pipeline", "pipeline of " + std::to_string(pipeline) + " stages exceeds the "
+                                                 + std::to_string(m.layers) + " layers of " + m.name};
+    return std::nullopt;
+}
+
 Plan defaultPlan()
 {
     static const Plan plan = [] {

@@ -116,6 +116,10 @@ Expected<Plan> planFromText(const std::string &text, const std::string &label, c
                             const ModelCatalog &models);
 nlohmann::json planToJson(const Plan &plan);
 
+/// Checks that the model can be split as the parallelism asks (heads over tensor, experts over
+/// expert, layers over pipeline), for training and serving alike; errors name the role.
+std::optional<Error> checkModelSharding(const Plan &plan);
+
 /// The built-in default plan: LLaMA-3 70B training on a TPU v5p pod (the book's ch. 6 layout).
 Plan defaultPlan();
 

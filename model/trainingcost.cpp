@@ -116,22 +116,9 @@ private:
 
 std::optional<Error> TrainingCost::validate()
 {
-    const ModelSpec &m = m_model;
     if (m_chip.peakFlops(m_train.computeDtype) <= 0)
         return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
                                                    + std::string(dtypeName(m_train.computeDtype))};
-    if (m.heads % m_d.tensor != 0)
-        return Error{"parallelism.tensor", "tensor parallelism of " + std::to_string(m_d.tensor) + " must divide the "
-                                               + std::to_string(m.heads) + " attention heads of " + m.name};
-    if (m_d.expert > 1 && !m.moe)
-        return Error{"parallelism.expert", m.name + " has no experts to spread over " + std::to_string(m_d.expert)
-                                               + " chips"};
-    if (m.moe && m.moe->experts % m_d.expert != 0)
-        return Error{"parallelism.expert", "expert parallelism of " + std::to_string(m_d.expert) + " must divide the "
-                                               + std::to_string(m.moe->experts) + " experts of " + m.name};
-    if (m_d.pipeline > m.layers)
-        return Error{"parallelism.pipeline", "pipeline of " + std::to_string(m_d.pipeline) + " stages exceeds the "
-                                                 + std::to_string(m.layers) + " layers of " + m.name};
     if (m_train.seqLen % m_d.context != 0)
         return Error{"parallelism.context", "context parallelism of " + std::to_string(m_d.context)
                                                 + " must divide seq_len " + std::to_string(m_train.seqLen)};

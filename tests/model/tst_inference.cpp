@@ -158,7 +158,7 @@ private slots:
             << R"({"workload": {"serving": "disaggregated"}})" << "workload.prefill_chips";
         QTest::newRow("prefill chips not a replica")
             << R"({"workload": {"serving": "disaggregated", "prefill_chips": 3}})" << "workload.prefill_chips";
-        QTest::newRow("tensor not dividing heads") << R"({"parallelism": {"tensor": 3, "data": 1}})" << "parallelism";
+        QTest::newRow("tensor not dividing heads") << R"({"parallelism": {"tensor": 3, "data": 1}})" << "parallelism.tensor";
     }
     void badInferencePlans()
     {
