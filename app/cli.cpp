@@ -280,6 +280,16 @@ std::string readFile(const std::string &path)
     return text;
 }
 
+/// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
+m::Expected<m::Plan> loadPlan(const std::string &file)
+{
+    try {
+        return m::planFromText(readFile(file), file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
+    } catch (const FileError &e) {
+        return m::Error{"", e.message};
+    }
+}
+
 json modelSummary(const m::ModelSpec &model, std::int64_t seqLen, m::DType kvDtype)
 {
     const auto counts = m::countParams(model);
@@ -495,13 +505,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
                 return fail("repeat", "must be an integer from 1 to 10000000");
             repeat = static_cast<int>(callArgs["repeat"].get<std::int64_t>());
         }
-        std::string text;
-        try {
-            text = readFile(file);
-        } catch (const FileError &e) {
-            return failIn(e.file, "", e.message);
-        }
-        const auto plan = m::planFromText(text, file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
+        const auto plan = loadPlan(file);
         if (!plan)
             return failIn(file, plan.error().path, plan.error().message);
         const auto evalMode = ideal ? m::CostMode::Ideal : m::CostMode::Achievable;
@@ -538,13 +542,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         if (positional.size() != 1)
             return fail("", command + " takes one inference plan file");
         const std::string file = positional[0];
-        std::string text;
-        try {
-            text = readFile(file);
-        } catch (const FileError &e) {
-            return failIn(e.file, "", e.message);
-        }
-        const auto plan = m::planFromText(text, file, m::ChipCatalog::builtin(), m::ModelCatalog::builtin());
+        const auto plan = loadPlan(file);
         if (!plan)
             return failIn(file, plan.error().path, plan.error().message);
         const auto mode = ideal ? m::CostMode::Ideal : m::CostMode::Achievable;
