@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace meshplan::model {
@@ -37,6 +38,44 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
     if (auto error = evaluateInference(plan, placement.value(), mode, out))
         return *error;
     return out;
+}
+
+CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, const std::string &purpose, Role role,
+                            const std::vector<AxisSpan> &spans, double bytes, double count, double timeEach,
+                            double exposed, const CollectiveOptions &options)
+{
+    const CollectiveCost one = collectiveCost(topology, op, spans, bytes, options);
+    CollectiveUse use;
+    use.op = op;
+    use.purpose = purpose;
+    use.role = role;
+    for (const auto &s : spans)
+        use.axes.push_back(topology.axes()[static_cast<std::size_t>(s.axis)].name);
+    use.bytes = bytes;
+    use.bytesPerChip = one.bytesPerChip;
+    use.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    use.timeS = timeEach * count;
+    use.exposedS = std::min(use.timeS, exposed);
+    use.link = one.bindingLink;
+    use.latencyBound = one.latencyBound;
+    return use;
+}
+
+std::string bindingResource(const std::vector<CollectiveUse> &collectives, std::string_view purposePrefix,
+                            double localTime, const std::string &localBound)
+{
+    std::map<LinkKind, double> byLink;
+    for (const auto &c : collectives)
+        if (c.purpose.rfind(purposePrefix, 0) == 0)
+            byLink[c.link] += c.exposedS;
+    std::string bound = localBound;
+    double best = localTime;
+    for (const auto &[link, t] : byLink)
+        if (t > best) {
+            best = t;
+            bound = std::string(linkName(link));
+        }
+    return bound;
 }
 
 namespace {

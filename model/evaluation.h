@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace meshplan::model {
@@ -125,6 +126,18 @@ struct Evaluation {
     std::vector<Warning> warnings;
     std::optional<InferenceResult> inference;
 };
+
+/// One collective of a step as the result reports it: `count` occurrences of `timeEach` seconds,
+/// `exposed` of which are not hidden behind compute.
+CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, const std::string &purpose, Role role,
+                            const std::vector<AxisSpan> &spans, double bytes, double count, double timeEach,
+                            double exposed, const CollectiveOptions &options);
+
+/// What binds a step: `localBound` ("compute" or "hbm") for `localTime` of on-chip work, unless
+/// the exposed time of the collectives whose purpose starts with `purposePrefix`, summed per
+/// link, exceeds it; then that link's name.
+std::string bindingResource(const std::vector<CollectiveUse> &collectives, std::string_view purposePrefix,
+                            double localTime, const std::string &localBound);
 
 /// Evaluates `plan` with the achievable model (or the book's ideal one). Pure and deterministic;
 /// an Error for a plan that cannot be evaluated (degrees that do not fit the mesh, ...).

@@ -140,21 +140,10 @@ void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, R
     const auto &spans = m_placement.of(role);
     if (count <= 0 || bytes <= 0 || spans.empty())
         return;
-    const CollectiveCost one = collectiveCost(m_t, op, spans, bytes, m_options);
-    CollectiveUse use;
-    use.op = op;
-    use.purpose = purpose;
-    use.role = role;
-    for (const auto &s : spans)
-        use.axes.push_back(m_t.axes()[static_cast<std::size_t>(s.axis)].name);
-    use.bytes = bytes;
-    use.bytesPerChip = one.bytesPerChip;
-    use.countPerStep = static_cast<std::int64_t>(std::llround(count));
-    use.timeS = one.time * count;
-    use.exposedS = use.timeS; // serving is latency-bound: nothing hides these
-    use.link = one.bindingLink;
-    use.latencyBound = one.latencyBound;
-    m_out.collectives.push_back(use);
+    const double each = collectiveCost(m_t, op, spans, bytes, m_options).time;
+    // Serving is latency-bound: nothing hides these.
+    m_out.collectives.push_back(
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count, m_options));
 }
 
 InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, bool record)
@@ -422,18 +411,8 @@ std::optional<Error> InferenceCost::run()
                                  + formatBytes(mem.capacity, true) + "; at most " + formatNumber(x.maxBatch)
                                  + " sequences fit");
     } else {
-        std::string bound = decode.flops >= std::max(decode.weights, decode.kv) ? "compute" : "hbm";
-        double best = decode.compute + decode.kv + decode.elementwise;
-        std::map<LinkKind, double> byLink;
-        for (const auto &c : m_out.collectives)
-            if (c.purpose.rfind("decode:", 0) == 0)
-                byLink[c.link] += c.timeS;
-        for (const auto &[link, t] : byLink)
-            if (t > best) {
-                best = t;
-                bound = std::string(linkName(link));
-            }
-        m_out.bound = bound;
+        m_out.bound = bindingResource(m_out.collectives, "decode:", decode.compute + decode.kv + decode.elementwise,
+                                      decode.flops >= std::max(decode.weights, decode.kv) ? "compute" : "hbm");
     }
     if (m_fs > 1)
         warn("fsdp-in-decode", "FSDP gathers every layer's weights for every decoded token: "

@@ -304,21 +304,8 @@ void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Ro
 {
     if (count <= 0 || bytes <= 0)
         return;
-    const CollectiveCost one = cost(op, spans, bytes);
-    CollectiveUse use;
-    use.op = op;
-    use.purpose = purpose;
-    use.role = role;
-    for (const auto &s : spans)
-        use.axes.push_back(m_t.axes()[static_cast<std::size_t>(s.axis)].name);
-    use.bytes = bytes;
-    use.bytesPerChip = one.bytesPerChip;
-    use.countPerStep = static_cast<std::int64_t>(std::llround(count));
-    use.timeS = timeEach * count;
-    use.exposedS = std::min(use.timeS, exposed);
-    use.link = one.bindingLink;
-    use.latencyBound = one.latencyBound;
-    m_out.collectives.push_back(use);
+    m_out.collectives.push_back(
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, m_options));
 }
 
 std::optional<Error> TrainingCost::run()
@@ -651,21 +638,12 @@ std::optional<Error> TrainingCost::run()
                                  + formatBytes(mem.optimizer, true) + ", activations " + formatBytes(mem.activations, true)
                                  + ") but " + m_chip.id + " has " + formatBytes(mem.capacity, true));
     } else {
-        std::map<LinkKind, double> byLink;
-        for (const auto &c : m_out.collectives)
-            byLink[c.link] += c.exposedS;
         const double flopsTime = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
                                   + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
                                                 + sparse.expertFlops / m_expertEfficiency))
                                  * m_tokensMb * mb * (3.0 + recomputeFactor) / m_peak;
-        std::string bound = flopsTime >= 0.5 * step.compute ? "compute" : "hbm";
-        double best = step.compute + step.bubble;
-        for (const auto &[link, t] : byLink)
-            if (t > best) {
-                best = t;
-                bound = std::string(linkName(link));
-            }
-        m_out.bound = bound;
+        m_out.bound = bindingResource(m_out.collectives, "", step.compute + step.bubble,
+                                      flopsTime >= 0.5 * step.compute ? "compute" : "hbm");
     }
     return std::nullopt;
 }
