@@ -1,0 +1,1 @@
+#include "meshgroups.h"

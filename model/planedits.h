@@ -1,0 +1,75 @@
+#pragma once
+// The edits a user makes to a plan by hand (a model dropped on the mesh, a cluster swapped or
+// resized, a role dropped on an axis, a degree or workload field changed) as pure functions
+// from plan JSON to plan JSON. Every result loads (planFromJson) and places (placeRoles), so a
+// document built from these edits can always be saved and opened again.
+
+#include "expected.h"
+#include "placement.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace meshplan::model {
+
+class ChipCatalog;
+class ModelCatalog;
+
+/// How a role dropped on an axis shares it.
+enum class AxisDrop {
+    Whole, ///< the role takes the whole axis; the roles that held it give up their share
+    Split, ///< the role takes a factor of the axis next to the role that holds it
+};
+
+/// Builds edited plans against a chip and a model catalog (the built-in ones by default).
+class PlanEdits
+{
+public:
+    PlanEdits();
+    PlanEdits(const ChipCatalog &chips, const ModelCatalog &models);
+
+    /// Replaces "model" with `modelRef` (a catalog id, an inline object or {"hf_config": {...}}).
+    /// A role whose degree no longer divides the new model (tensor: heads and kv heads, expert:
+    /// experts, pipeline: layers) falls back to the largest degree that does, and the freed
+    /// factor goes to fsdp (training) or data (inference).
+    Expected<nlohmann::json> withModel(const nlohmann::json &plan, const nlohmann::json &modelRef) const;
+
+    /// Replaces "hardware" ({"chip": ..., "topology": ..., "slices": ...}). Degrees are refit to
+    /// the new chip count: tensor, pipeline, expert and context kept while their product still
+    /// divides it (else reduced, largest divisor first), the rest to fsdp (training) or data
+    /// (inference). The requested placement is cleared; auto placement takes over.
+    Expected<nlohmann::json> withHardware(const nlohmann::json &plan, const nlohmann::json &hardware) const;
+
+    /// Sets `role`'s degree, keeping the product equal to the chip count: the factor is taken
+    /// from (or given to) fsdp, then data, then context, expert, pipeline, tensor. A requested
+    /// placement that no longer fits is dropped for the roles involved. Errors name
+    /// "parallelism.<role>".
+    Expected<nlohmann::json> withDegree(const nlohmann::json &plan, Role role, int degree) const;
+
+    /// Drops `role` on mesh axis `axis` ("x", "slice", "gpu", "node", ...). Whole: the role holds
+    /// all of that axis (plus any other axes it held); each role that held part of the axis loses
+    /// that part from its degree. Split: the role takes the axis's smallest factor >= 2 that
+    /// leaves the current holders a whole share, from the holder with the largest share. The
+    /// result states the placement of every role explicitly. Errors name "parallelism.placement".
+    Expected<nlohmann::json> withRoleOnAxis(const nlohmann::json &plan, Role role, const std::string &axis,
+                                            AxisDrop how) const;
+
+    /// Sets one field by JSON pointer ("/workload/global_batch", "/parallelism/zero_stage", ...)
+    /// and checks the result loads; a null `value` removes the key. Errors name the field.
+    Expected<nlohmann::json> withField(const nlohmann::json &plan, const std::string &pointer,
+                                       const nlohmann::json &value) const;
+
+    /// Switches the workload between training and inference, keeping the other kind's fields
+    /// the user set before (they stay in the file) and filling defaults for missing ones.
+    Expected<nlohmann::json> withWorkloadKind(const nlohmann::json &plan, const std::string &kind) const;
+
+    /// Checks that `plan` loads and places; the error names the field.
+    std::optional<Error> check(const nlohmann::json &plan) const;
+
+private:
+    const ChipCatalog &m_chips;
+    const ModelCatalog &m_models;
+};
+
+} // namespace meshplan::model
