@@ -17,6 +17,11 @@ namespace meshplan::app {
 
 class PlanDocument;
 
+/// One per document. While the document is modified, every change restarts a single-shot timer
+/// whose timeout writes `<session>.meshplan-autosave` next to a `<session>.lock` QLockFile held for
+/// the Autosaver's lifetime. When the document turns clean (saved, undone to the saved state, new,
+/// opened) the copy is removed at once. Destroying the Autosaver without discard() keeps the copy
+/// and releases the lock, as a crash would: the next start offers it as an orphan.
 class Autosaver : public QObject
 {
     Q_OBJECT
@@ -46,13 +51,14 @@ public:
     /// Removes this session's recovery copy (after a save, or on a clean exit).
     void discard();
 
-    /// Copies in `directory` whose session ended without discarding them (its lock is stale),
-    /// newest first. Unreadable copies are skipped.
+    /// Copies in `directory` whose session ended without discarding them (its lock is absent, or
+    /// stale: its process is gone; age alone never makes a lock stale), newest first. Unreadable
+    /// copies are skipped and kept. Stale locks found on the way are removed.
     static QList<Recovery> orphans(const QString &directory);
     /// Loads `recovery` into `document` (modified, with the original path) and deletes the copy;
     /// a copy that does not load is refused with a message naming the field, and kept.
     static std::optional<QString> recover(const Recovery &recovery, PlanDocument *document);
-    /// Deletes a recovery copy the user chose not to restore.
+    /// Deletes a recovery copy the user chose not to restore (not one of a running session).
     static void dismiss(const Recovery &recovery);
 
 private:

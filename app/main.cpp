@@ -1,15 +1,97 @@
-// meshplan: the desktop planner.
+// meshplan: the desktop planner. `meshplan [FILE]` opens a plan (or the default plan);
+// `meshplan --screenshot OUT.png [--size WxH] [FILE]` renders the window offscreen and exits.
 #include "mainwindow.h"
+#include "meshcanvas.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+bool wantsScreenshot(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0)
+            return true;
+    return false;
+}
+
+int fail(const QString &message)
+{
+    std::fprintf(stderr, "meshplan: %s\n", qPrintable(message));
+    return 2;
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
+    // A screenshot needs no display: choose the offscreen platform before Qt picks one.
+    const bool screenshot = wantsScreenshot(argc, argv);
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Meshplan"));
     QApplication::setApplicationName(QStringLiteral("Meshplan"));
     QApplication::setApplicationVersion(QStringLiteral(MESHPLAN_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Plan how a language model is scaled across an accelerator mesh."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("A .meshplan plan to open (default: the built-in plan)."),
+                                 QStringLiteral("[FILE]"));
+    QCommandLineOption shotOption(QStringLiteral("screenshot"),
+                                  QStringLiteral("Render the window offscreen to this PNG and exit."), QStringLiteral("OUT.png"));
+    QCommandLineOption sizeOption(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+                                  QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    parser.addOption(shotOption);
+    parser.addOption(sizeOption);
+    parser.process(app);
+
+    const QStringList files = parser.positionalArguments();
+    if (files.size() > 1)
+        return fail(QStringLiteral("one plan file at a time (got %1)").arg(files.size()));
+
+    QSize size(1600, 1000);
+    if (parser.isSet(sizeOption)) {
+        const QStringList parts = parser.value(sizeOption).split(QLatin1Char('x'));
+        bool okW = false;
+        bool okH = false;
+        const int w = parts.size() == 2 ? parts[0].toInt(&okW) : 0;
+        const int h = parts.size() == 2 ? parts[1].toInt(&okH) : 0;
+        if (!okW || !okH || w < 320 || h < 240 || w > 8000 || h > 8000)
+            return fail(QStringLiteral("--size: expected WxH between 320x240 and 8000x8000, got \"%1\"")
+                            .arg(parser.value(sizeOption)));
+        size = QSize(w, h);
+    }
+
     meshplan::app::MainWindow window;
+    if (screenshot) {
+        window.setInteractive(false);
+        if (!files.isEmpty() && !window.openFile(files.front()))
+            return fail(window.lastError());
+        window.resize(size);
+        window.show();
+        QApplication::processEvents();
+        window.canvas()->fitMesh();
+        QApplication::processEvents();
+        const QString out = parser.value(shotOption);
+        if (!window.grab().save(out, "PNG"))
+            return fail(QStringLiteral("--screenshot: cannot write %1").arg(out));
+        std::printf("%s\n", qPrintable(out));
+        return 0;
+    }
+
     window.show();
+    if (!files.isEmpty())
+        window.openFile(files.front());
+    else
+        QTimer::singleShot(0, &window, &meshplan::app::MainWindow::offerRecovery);
     return app.exec();
 }

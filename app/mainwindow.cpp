@@ -1,33 +1,464 @@
 #include "mainwindow.h"
 
-#include "chipcatalog.h"
-#include "chiptable.h"
+#include "autosaver.h"
+#include "cardlist.h"
+#include "dragmime.h"
+#include "hfconfig.h"
+#include "meshcanvas.h"
+#include "palettes.h"
+#include "plandocument.h"
+#include "planinspector.h"
+#include "plansummary.h"
+#include "recentfiles.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QKeySequence>
+#include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QScrollArea>
 #include <QStatusBar>
+#include <QUndoStack>
+#include <QVBoxLayout>
 
 namespace meshplan::app {
 
-MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent)
-    , m_chips(new views::ChipTable(this))
+namespace {
+
+QString qs(const std::string &s)
 {
-    setWindowTitle(tr("Meshplan"));
-    m_chips->setChips(model::ChipCatalog::builtin().chips());
-    setCentralWidget(m_chips);
+    return QString::fromStdString(s);
+}
 
+/// Sets the standard key, then an explicit fallback where the platform theme gives none
+/// (qt-and-platform-notes 3.7: SaveAs, FullScreen and Quit are empty on some themes).
+void setShortcuts(QAction *action, QKeySequence::StandardKey standard, const QKeySequence &fallback)
+{
+    QList<QKeySequence> keys = QKeySequence::keyBindings(standard);
+    if (!fallback.isEmpty() && !keys.contains(fallback))
+        keys.append(fallback);
+    action->setShortcuts(keys);
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
+    : QMainWindow(parent)
+    , m_document(new PlanDocument(this))
+{
+    m_autosaver = new Autosaver(m_document, autosaveDirectory, this);
+    setObjectName(QStringLiteral("MeshplanMainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+
+    m_canvas = new views::MeshCanvas(this);
+    setCentralWidget(m_canvas);
+    createDocks();
+    createActions();
+
+    m_summaryLabel = new QLabel(this);
+    statusBar()->addPermanentWidget(m_summaryLabel);
+
+    connect(m_document, &PlanDocument::changed, this, &MainWindow::refresh);
+    connect(m_document, &PlanDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &PlanDocument::pathChanged, this, &MainWindow::updateTitle);
+
+    connect(m_canvas, &views::MeshCanvas::modelDropped, this, &MainWindow::dropModel);
+    connect(m_canvas, &views::MeshCanvas::hardwareDropped, this, &MainWindow::dropHardware);
+    connect(m_canvas, &views::MeshCanvas::roleDropped, this, &MainWindow::dropRole);
+    connect(m_canvas, &views::MeshCanvas::fileDropped, this, &MainWindow::openFile);
+    connect(m_canvas, &views::MeshCanvas::chipHovered, this, [this](std::int64_t chip, const QString &text) {
+        if (chip >= 0)
+            statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
+        else
+            statusBar()->clearMessage();
+    });
+    connect(m_inspector, &views::PlanInspector::fieldEdited, this, &MainWindow::editField);
+    connect(m_inspector, &views::PlanInspector::degreeEdited, this, &MainWindow::editDegree);
+    connect(m_inspector, &views::PlanInspector::hardwareEdited, this, &MainWindow::dropHardware);
+    connect(m_inspector, &views::PlanInspector::kindEdited, this, &MainWindow::editKind);
+    connect(m_models, &views::CardList::cardActivated, this, &MainWindow::dropModel);
+    connect(m_hardware, &views::CardList::cardActivated, this, &MainWindow::dropHardware);
+
+    m_document->newDefault();
+    refresh();
+    updateTitle();
+    resize(1500, 920);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks()
+{
+    const auto dock = [this](const QString &title, const QString &name, QWidget *content, Qt::DockWidgetArea area) {
+        auto *d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(content);
+        addDockWidget(area, d);
+        return d;
+    };
+    m_models = new views::CardList(views::CardList::Kind::Model, this);
+    views::fillModelCards(m_models);
+    m_hardware = new views::CardList(views::CardList::Kind::Hardware, this);
+    views::fillHardwareCards(m_hardware);
+    m_roles = new views::CardList(views::CardList::Kind::Role, this);
+    views::fillRoleCards(m_roles);
+    auto *models = dock(tr("Models"), QStringLiteral("modelsDock"), m_models, Qt::LeftDockWidgetArea);
+    auto *hardware = dock(tr("Hardware"), QStringLiteral("hardwareDock"), m_hardware, Qt::LeftDockWidgetArea);
+    auto *roles = dock(tr("Parallelism roles"), QStringLiteral("rolesDock"), m_roles, Qt::LeftDockWidgetArea);
+    splitDockWidget(models, hardware, Qt::Vertical);
+    splitDockWidget(hardware, roles, Qt::Vertical);
+    resizeDocks({models, hardware, roles}, {340, 340, 180}, Qt::Vertical);
+    resizeDocks({models}, {250}, Qt::Horizontal);
+
+    m_inspector = new views::PlanInspector(this);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_inspector);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto *inspector = dock(tr("Plan inspector"), QStringLiteral("inspectorDock"), scroll, Qt::RightDockWidgetArea);
+    resizeDocks({inspector}, {360}, Qt::Horizontal);
+
+    // The charts' places; the charts themselves come with the charts work (issue 6).
+    const QStringList charts{tr("Roofline"), tr("Memory per chip"), tr("Step timeline"), tr("Sweeps")};
+    QDockWidget *first = nullptr;
+    for (const QString &title : charts) {
+        auto *placeholder = new QLabel(tr("%1 chart").arg(title), this);
+        placeholder->setAlignment(Qt::AlignCenter);
+        placeholder->setEnabled(false);
+        auto *d = dock(title, title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')) + QStringLiteral("Dock"),
+                       placeholder, Qt::BottomDockWidgetArea);
+        if (first)
+            tabifyDockWidget(first, d);
+        else
+            first = d;
+        m_chartDocks << d;
+    }
+    first->raise();
+    resizeDocks({first}, {150}, Qt::Vertical);
+}
+
+void MainWindow::createActions()
+{
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    QAction *quit = file->addAction(tr("&Quit"));
-    // Quit has no standard key on every platform theme (qt-and-platform-notes 3.7): add Ctrl+Q.
-    quit->setShortcuts({QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q)});
-    connect(quit, &QAction::triggered, qApp, &QApplication::quit);
+    QAction *newAction = file->addAction(tr("&New"), this, &MainWindow::newPlan);
+    setShortcuts(newAction, QKeySequence::New, QKeySequence(Qt::CTRL | Qt::Key_N));
+    newAction->setToolTip(tr("A new plan: LLaMA-3 70B training on a TPU v5p pod"));
+    QAction *open = file->addAction(tr("&Open…"), this, &MainWindow::openDialog);
+    setShortcuts(open, QKeySequence::Open, QKeySequence(Qt::CTRL | Qt::Key_O));
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction *saveAction = file->addAction(tr("&Save"), this, &MainWindow::save);
+    setShortcuts(saveAction, QKeySequence::Save, QKeySequence(Qt::CTRL | Qt::Key_S));
+    QAction *saveAsAction = file->addAction(tr("Save &As…"), this, &MainWindow::saveAsDialog);
+    setShortcuts(saveAsAction, QKeySequence::SaveAs, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    file->addSeparator();
+    QAction *import = file->addAction(tr("&Import Hugging Face config.json…"), this, &MainWindow::importDialog);
+    import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+    QAction *exportMesh = file->addAction(tr("&Export mesh as PNG…"), this, &MainWindow::exportMeshDialog);
+    exportMesh->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    setShortcuts(quit, QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q));
+    quit->setObjectName(QStringLiteral("quitAction"));
+    saveAsAction->setObjectName(QStringLiteral("saveAsAction"));
 
-    statusBar()->showMessage(tr("%n chips in the catalog", nullptr,
-                                static_cast<int>(model::ChipCatalog::builtin().chips().size())));
-    resize(1100, 480);
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
+    setShortcuts(undo, QKeySequence::Undo, QKeySequence(Qt::CTRL | Qt::Key_Z));
+    QAction *redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    setShortcuts(redo, QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z));
+    undo->setObjectName(QStringLiteral("undoAction"));
+    redo->setObjectName(QStringLiteral("redoAction"));
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    QAction *fit = m_viewMenu->addAction(tr("&Fit mesh"), m_canvas, &views::MeshCanvas::fitMesh);
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    QAction *full = m_viewMenu->addAction(tr("&Full screen"));
+    full->setObjectName(QStringLiteral("fullScreenAction"));
+    full->setCheckable(true);
+    setShortcuts(full, QKeySequence::FullScreen, QKeySequence(Qt::Key_F11));
+    connect(full, &QAction::toggled, this, [this](bool on) { on ? showFullScreen() : showNormal(); });
+    m_viewMenu->addSeparator();
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        m_viewMenu->addAction(d->toggleViewAction());
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Meshplan"), this, [this] {
+        QMessageBox::about(this, tr("About Meshplan"),
+                           tr("<b>Meshplan %1</b><p>Plans how large language models are scaled across accelerator "
+                              "meshes, with the arithmetic of <i>How To Scale Your Model</i> (Austin et al., 2025).</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+    updateRecentMenu();
+}
+
+void MainWindow::refresh()
+{
+    const auto &evaluation = m_document->evaluation();
+    const model::Evaluation *e = evaluation ? &*evaluation : nullptr;
+    m_canvas->setPlan(m_document->plan(), e);
+    m_inspector->setPlan(m_document->json(), m_document->plan(), evaluation);
+    m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
+    updateTitle();
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(m_document->displayName() + QStringLiteral("[*] — Meshplan"));
+    setWindowModified(m_document->isModified());
+}
+
+void MainWindow::updateRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList files = RecentFiles::list();
+    for (const QString &path : files)
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
+            if (maybeSave())
+                openFile(path);
+        })->setToolTip(path);
+    if (!files.isEmpty()) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear list"), this, [this] {
+            RecentFiles::clear();
+            updateRecentMenu();
+        });
+    }
+    m_recentMenu->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::reportError(const QString &title, const QString &message)
+{
+    m_lastError = message;
+    statusBar()->showMessage(message, 10000);
+    if (m_interactive)
+        QMessageBox::warning(this, title, message);
+}
+
+bool MainWindow::applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey)
+{
+    if (!edited) {
+        // An edit that would break the plan is refused; the inspector shows the plan as it was.
+        m_lastError = qs(edited.error().toString());
+        statusBar()->showMessage(tr("%1 refused: %2").arg(label, m_lastError), 10000);
+        refresh();
+        return false;
+    }
+    if (*edited == m_document->json())
+        return true;
+    if (auto error = m_document->apply(label, *edited, mergeKey)) {
+        m_lastError = *error;
+        statusBar()->showMessage(tr("%1 refused: %2").arg(label, *error), 10000);
+        refresh();
+        return false;
+    }
+    m_lastError.clear();
+    return true;
+}
+
+bool MainWindow::dropModel(const nlohmann::json &modelRef)
+{
+    return applyEdit(tr("Plan model"), m_edits.withModel(m_document->json(), modelRef));
+}
+
+bool MainWindow::dropHardware(const nlohmann::json &hardware)
+{
+    return applyEdit(tr("Change cluster"), m_edits.withHardware(m_document->json(), hardware));
+}
+
+bool MainWindow::dropRole(model::Role role, const QString &axis, bool split)
+{
+    const QString label = (split ? tr("Split axis %1 with %2") : tr("Place %2 on axis %1"))
+                              .arg(axis, qs(std::string(model::roleName(role))));
+    return applyEdit(label, m_edits.withRoleOnAxis(m_document->json(), role, axis.toStdString(),
+                                                   split ? model::AxisDrop::Split : model::AxisDrop::Whole));
+}
+
+bool MainWindow::editField(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey)
+{
+    return applyEdit(label, m_edits.withField(m_document->json(), pointer, value), mergeKey);
+}
+
+bool MainWindow::editDegree(model::Role role, int degree)
+{
+    return applyEdit(tr("Set %1 degree").arg(qs(std::string(model::roleName(role)))),
+                     m_edits.withDegree(m_document->json(), role, degree));
+}
+
+bool MainWindow::editKind(const std::string &kind)
+{
+    return applyEdit(tr("Switch to %1").arg(qs(kind)), m_edits.withWorkloadKind(m_document->json(), kind));
+}
+
+bool MainWindow::openFile(const QString &path)
+{
+    if (path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) && !path.endsWith(QStringLiteral(".meshplan")))
+        return importHfConfig(path);
+    if (auto error = m_document->open(path)) {
+        reportError(tr("Cannot open plan"), *error);
+        return false;
+    }
+    m_lastError.clear();
+    m_autosaver->discard();
+    RecentFiles::add(path);
+    updateRecentMenu();
+    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::importHfConfig(const QString &path)
+{
+    auto text = PlanDocument::readJsonFile(path);
+    if (!text) {
+        reportError(tr("Cannot import config"), qs(text.error().toString()));
+        return false;
+    }
+    const std::string label = QFileInfo(path).fileName().toStdString();
+    auto spec = model::modelFromHfConfig(*text, "config");
+    if (!spec) {
+        reportError(tr("Cannot import config"), QStringLiteral("%1: %2").arg(path, qs(spec.error().toString())));
+        return false;
+    }
+    const nlohmann::json modelRef = {{"hf_config", *text}};
+    views::addImportedModelCard(m_models, *spec, modelRef);
+    return dropModel(modelRef);
+}
+
+bool MainWindow::save()
+{
+    if (m_document->path().isEmpty())
+        return saveAsDialog();
+    return saveAs(m_document->path());
+}
+
+bool MainWindow::saveAs(const QString &path)
+{
+    if (auto error = m_document->saveAs(path)) {
+        reportError(tr("Cannot save plan"), *error);
+        return false;
+    }
+    m_autosaver->discard();
+    RecentFiles::add(path);
+    updateRecentMenu();
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::saveAsDialog()
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), m_document->path(),
+                                                tr("Meshplan plans (*.meshplan)"));
+    if (path.isEmpty())
+        return false;
+    if (!path.endsWith(QStringLiteral(".meshplan")))
+        path += QStringLiteral(".meshplan");
+    return saveAs(path);
+}
+
+void MainWindow::newPlan()
+{
+    if (!maybeSave())
+        return;
+    m_document->newDefault();
+    m_autosaver->discard();
+}
+
+void MainWindow::openDialog()
+{
+    if (!maybeSave())
+        return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), QFileInfo(m_document->path()).path(),
+                                                      tr("Meshplan plans (*.meshplan);;All files (*)"));
+    if (!path.isEmpty())
+        openFile(path);
+}
+
+void MainWindow::importDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import a Hugging Face config.json"), QString(),
+                                                      tr("Model configs (*.json);;All files (*)"));
+    if (!path.isEmpty())
+        importHfConfig(path);
+}
+
+void MainWindow::exportMeshDialog()
+{
+    QString path = QFileDialog::getSaveFileName(this, tr("Export mesh"), QString(), tr("PNG images (*.png)"));
+    if (path.isEmpty())
+        return;
+    if (!path.endsWith(QStringLiteral(".png")))
+        path += QStringLiteral(".png");
+    if (!m_canvas->grab().save(path))
+        reportError(tr("Cannot export"), tr("Could not write %1").arg(path));
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!m_document->isModified() || !m_interactive)
+        return true;
+    const auto answer = QMessageBox::warning(this, tr("Unsaved changes"),
+                                             tr("%1 has unsaved changes. Save them?").arg(m_document->displayName()),
+                                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::offerRecovery()
+{
+    const auto orphans = Autosaver::orphans(m_autosaver->directory());
+    if (orphans.isEmpty())
+        return;
+    const auto &newest = orphans.front();
+    bool restore = true;
+    if (m_interactive) {
+        const QString name = newest.originalPath.isEmpty() ? tr("an untitled plan") : newest.originalPath;
+        restore = QMessageBox::question(this, tr("Recover unsaved work?"),
+                                        tr("Meshplan did not close cleanly. Recover the unsaved changes to %1 from "
+                                           "%2?")
+                                            .arg(name, QLocale().toString(newest.savedAt, QLocale::ShortFormat)))
+                  == QMessageBox::Yes;
+    }
+    if (restore) {
+        if (auto error = Autosaver::recover(newest, m_document))
+            reportError(tr("Cannot recover"), *error);
+    } else {
+        Autosaver::dismiss(newest);
+    }
+    // Older copies stay for the next start: one question at a time.
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    m_autosaver->discard();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (views::decodeLocalFile(event->mimeData()))
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    if (const auto path = views::decodeLocalFile(event->mimeData())) {
+        event->acceptProposedAction();
+        openFile(*path);
+    }
 }
 
 } // namespace meshplan::app

@@ -1,23 +1,105 @@
 #pragma once
-// The application window. For now: the chip catalog; the planner canvas arrives with issue 5.
+// The planner window: palettes of models, clusters and roles on the left, the mesh canvas in the
+// centre, the plan inspector on the right, chart docks below; File, Edit and View menus.
+
+#include "planedits.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QMainWindow>
+#include <QPointer>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
 
 namespace meshplan::views {
-class ChipTable;
+class CardList;
+class MeshCanvas;
+class PlanInspector;
 }
 
 namespace meshplan::app {
+
+class Autosaver;
+class PlanDocument;
 
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
 
 public:
-    explicit MainWindow(QWidget *parent = nullptr);
+    /// `autosaveDirectory` empty: the default (AppDataLocation/autosave); tests pass a temporary one.
+    explicit MainWindow(QWidget *parent = nullptr, const QString &autosaveDirectory = QString());
+    ~MainWindow() override;
+
+    PlanDocument *document() const { return m_document; }
+    views::MeshCanvas *canvas() const { return m_canvas; }
+    views::PlanInspector *inspector() const { return m_inspector; }
+    views::CardList *modelPalette() const { return m_models; }
+    views::CardList *hardwarePalette() const { return m_hardware; }
+    views::CardList *rolePalette() const { return m_roles; }
+    Autosaver *autosaver() const { return m_autosaver; }
+    QList<QDockWidget *> chartDocks() const { return m_chartDocks; }
+
+    /// Interactive windows ask with dialogs (unsaved changes, errors); a non-interactive one
+    /// (tests, --screenshot) only records the message in lastError() and the status bar.
+    void setInteractive(bool interactive) { m_interactive = interactive; }
+    QString lastError() const { return m_lastError; }
+
+    /// Opens `path` (a .meshplan plan; a config.json is imported as a model). False and a
+    /// message when refused; the open document is then unchanged.
+    bool openFile(const QString &path);
+    /// Imports a Hugging Face config.json: a model card is added and the plan switches to it.
+    bool importHfConfig(const QString &path);
+    bool save();
+    bool saveAs(const QString &path);
+    /// Offers the recovery copies a crashed session left (asks when interactive; else restores the newest).
+    void offerRecovery();
+
+    // The edits the canvas and the inspector ask for; each is one undoable command.
+    bool dropModel(const nlohmann::json &modelRef);
+    bool dropHardware(const nlohmann::json &hardware);
+    bool dropRole(model::Role role, const QString &axis, bool split);
+    bool editField(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey = -1);
+    bool editDegree(model::Role role, int degree);
+    bool editKind(const std::string &kind);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
-    views::ChipTable *m_chips = nullptr;
+    void createDocks();
+    void createActions();
+    void refresh();
+    void updateTitle();
+    void updateRecentMenu();
+    bool applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey = -1);
+    void reportError(const QString &title, const QString &message);
+    bool maybeSave();
+    void newPlan();
+    void openDialog();
+    bool saveAsDialog();
+    void importDialog();
+    void exportMeshDialog();
+
+    PlanDocument *m_document = nullptr;
+    Autosaver *m_autosaver = nullptr;
+    model::PlanEdits m_edits;
+    views::MeshCanvas *m_canvas = nullptr;
+    views::PlanInspector *m_inspector = nullptr;
+    views::CardList *m_models = nullptr;
+    views::CardList *m_hardware = nullptr;
+    views::CardList *m_roles = nullptr;
+    QList<QDockWidget *> m_chartDocks;
+    QMenu *m_recentMenu = nullptr;
+    QMenu *m_viewMenu = nullptr;
+    QLabel *m_summaryLabel = nullptr;
+    QString m_lastError;
+    bool m_interactive = true;
 };
 
 } // namespace meshplan::app

@@ -43,7 +43,10 @@ public:
 
     /// Pushes an undoable change to `newJson` named `label`. Changes with the same non-negative
     /// `mergeKey` made one after another merge into one undo step (a spin box being scrolled).
-    /// JSON that does not load is refused with the message naming the field; nothing changes.
+    /// JSON that does not load, or could not be saved as it is (a non-finite number, nesting
+    /// deeper than kMaxJsonDepth), is refused with the message naming the field; nothing changes.
+    /// JSON equal to json() records nothing. A merge that lands back on the JSON before the step
+    /// drops the step.
     std::optional<QString> apply(const QString &label, const nlohmann::json &newJson, int mergeKey = -1);
 
     const nlohmann::json &json() const { return m_json; }
@@ -58,8 +61,23 @@ public:
     bool isModified() const;
     QUndoStack *undoStack() const { return m_undo; }
 
-    /// Sets the JSON without recording a command (undo commands call this).
+    /// Sets the JSON without recording a command (undo commands call this) and re-evaluates.
+    /// JSON that does not load is ignored with a warning: commands only carry JSON apply() checked.
     void setJson(const nlohmann::json &planJson);
+
+    /// Files larger than this are refused unread (a plan is a few kilobytes).
+    static constexpr qint64 kMaxFileBytes = 16 * 1024 * 1024;
+    /// JSON nested deeper than this is refused when read, and so also when applied or written.
+    static constexpr int kMaxJsonDepth = 64;
+    /// Reads a JSON file of at most kMaxFileBytes nested at most kMaxJsonDepth levels. The
+    /// error's path is the file, its message says why (with line and column for bad syntax).
+    static model::Expected<nlohmann::json> readJsonFile(const QString &path);
+    /// Writes `json` atomically (QSaveFile), 2-space indented with a trailing newline. JSON that
+    /// could not be read back (non-finite numbers, too deep, bad UTF-8) is refused and nothing is
+    /// written; on any failure an existing file is left intact. The message names the file.
+    static std::optional<QString> writeJsonFile(const QString &path, const nlohmann::json &json);
+    /// Why `json` could not be written and read back as it is, or nothing; the error names the field.
+    static std::optional<model::Error> checkStorable(const nlohmann::json &json);
 
 signals:
     /// The JSON changed (an edit, undo/redo, open, new); evaluation() is already up to date.
@@ -68,6 +86,8 @@ signals:
     void modifiedChanged(bool modified);
 
 private:
+    void setPath(const QString &path);
+
     nlohmann::json m_json;
     model::Plan m_plan;
     model::Expected<model::Evaluation> m_evaluation;

@@ -5,6 +5,7 @@
 #include "placement.h"
 #include "topology.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -39,7 +40,10 @@ public:
     std::vector<AxisShare> sharesOf(int axis) const;
 
 private:
+    int coordinate(std::int64_t chip, int axis) const;
+
     std::vector<int> m_sizes;
+    std::vector<std::int64_t> m_axisStride; ///< chip-number step of one unit along each axis
     std::int64_t m_chipCount = 1;
     std::array<std::vector<AxisSpan>, 6> m_spans;
 };

@@ -30,20 +30,23 @@ public:
     PlanEdits(const ChipCatalog &chips, const ModelCatalog &models);
 
     /// Replaces "model" with `modelRef` (a catalog id, an inline object or {"hf_config": {...}}).
-    /// A role whose degree no longer divides the new model (tensor: heads and kv heads, expert:
-    /// experts, pipeline: layers) falls back to the largest degree that does, and the freed
+    /// A role whose degree no longer divides the new model (tensor: heads, and kv heads split evenly
+    /// or copied a whole number of times; expert: experts; pipeline: at most the layers, as
+    /// checkModelSharding asks) falls back to the largest divisor of it that does, and the freed
     /// factor goes to fsdp (training) or data (inference).
     Expected<nlohmann::json> withModel(const nlohmann::json &plan, const nlohmann::json &modelRef) const;
 
     /// Replaces "hardware" ({"chip": ..., "topology": ..., "slices": ...}). Degrees are refit to
-    /// the new chip count: tensor, pipeline, expert and context kept while their product still
-    /// divides it (else reduced, largest divisor first), the rest to fsdp (training) or data
-    /// (inference). The requested placement is cleared; auto placement takes over.
+    /// the new chip count: tensor, pipeline, expert, context, then the other batch role (data in
+    /// training, fsdp in inference) kept while their product still divides it (else each reduced
+    /// to its largest divisor that does), the rest to fsdp (training) or data (inference). The
+    /// requested placement is cleared; auto placement takes over.
     Expected<nlohmann::json> withHardware(const nlohmann::json &plan, const nlohmann::json &hardware) const;
 
     /// Sets `role`'s degree, keeping the product equal to the chip count: the factor is taken
-    /// from (or given to) fsdp, then data, then context, expert, pipeline, tensor. A requested
-    /// placement that no longer fits is dropped for the roles involved. Errors name
+    /// from fsdp, then data, then context, expert, pipeline, tensor, and a freed factor is given to
+    /// fsdp (training) or data (inference), or to the other of the two when it is `role`. A
+    /// requested placement that no longer fits is dropped for the roles involved. Errors name
     /// "parallelism.<role>".
     Expected<nlohmann::json> withDegree(const nlohmann::json &plan, Role role, int degree) const;
 
@@ -51,7 +54,9 @@ public:
     /// all of that axis (plus any other axes it held); each role that held part of the axis loses
     /// that part from its degree. Split: the role takes the axis's smallest factor >= 2 that
     /// leaves the current holders a whole share, from the holder with the largest share. The
-    /// result states the placement of every role explicitly. Errors name "parallelism.placement".
+    /// result states the placement of every role explicitly; a layout no placement can state (a
+    /// role holding part of two axes, each shared with a role placed after it) is refused. On an
+    /// axis the role already holds whole, nothing changes. Errors name "parallelism.placement".
     Expected<nlohmann::json> withRoleOnAxis(const nlohmann::json &plan, Role role, const std::string &axis,
                                             AxisDrop how) const;
 

@@ -1,0 +1,37 @@
+#include "planeditcommand.h"
+
+#include "plandocument.h"
+
+namespace meshplan::app {
+
+PlanEditCommand::PlanEditCommand(PlanDocument *document, const QString &label, nlohmann::json before,
+                                 nlohmann::json after, int mergeKey)
+    : QUndoCommand(label)
+    , m_document(document)
+    , m_before(std::move(before))
+    , m_after(std::move(after))
+    , m_mergeKey(mergeKey < 0 ? -1 : mergeKey)
+{}
+
+void PlanEditCommand::undo()
+{
+    m_document->setJson(m_before);
+}
+
+void PlanEditCommand::redo()
+{
+    m_document->setJson(m_after);
+}
+
+bool PlanEditCommand::mergeWith(const QUndoCommand *other)
+{
+    // QUndoStack only offers commands whose id() equals ours (and never -1).
+    const auto *edit = dynamic_cast<const PlanEditCommand *>(other);
+    if (edit == nullptr || edit->m_document != m_document || m_mergeKey < 0 || edit->m_mergeKey != m_mergeKey)
+        return false;
+    m_after = edit->m_after;
+    setObsolete(m_after == m_before);
+    return true;
+}
+
+} // namespace meshplan::app

@@ -1,0 +1,35 @@
+#pragma once
+// One undoable change of a PlanDocument: the plan JSON before and after.
+
+#include <nlohmann/json.hpp>
+
+#include <QUndoCommand>
+
+namespace meshplan::app {
+
+class PlanDocument;
+
+/// Swaps the document's JSON between `before` and `after`. Commands with the same non-negative
+/// merge key pushed one after another merge into one step (a spin box being scrolled); a merge
+/// that lands back on `before` makes the step obsolete, so the stack drops it.
+class PlanEditCommand : public QUndoCommand
+{
+public:
+    /// `document` must outlive the command (its undo stack owns it).
+    PlanEditCommand(PlanDocument *document, const QString &label, nlohmann::json before, nlohmann::json after,
+                    int mergeKey = -1);
+
+    void undo() override;
+    void redo() override;
+    /// The merge key, or -1 (never merged).
+    int id() const override { return m_mergeKey; }
+    bool mergeWith(const QUndoCommand *other) override;
+
+private:
+    PlanDocument *m_document;
+    nlohmann::json m_before;
+    nlohmann::json m_after;
+    int m_mergeKey;
+};
+
+} // namespace meshplan::app

@@ -1,0 +1,764 @@
+#include "meshcanvas.h"
+
+#include "dragmime.h"
+#include "rolestyle.h"
+#include "units.h"
+
+#include <QDragEnterEvent>
+#include <QGraphicsItem>
+#include <QGraphicsPathItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QMimeData>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::views {
+
+using model::Role;
+
+namespace {
+
+constexpr double kPitch = 14;   // chip cell plus gap, scene units
+constexpr double kCell = 12;
+constexpr double kBlockGap = 12;
+constexpr int kMaxItems = 2048; // drawn blocks; more nodes or layers are aggregated
+constexpr double kBarWidth = 250;
+constexpr double kBarHeight = 46;
+constexpr double kSplitZone = 0.2; // fraction of an axis bar at each end that splits the axis
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+std::size_t ri(Role role)
+{
+    return static_cast<std::size_t>(role);
+}
+
+} // namespace
+
+struct MeshCanvas::Paint {
+    QColor background, base, baseAlt, text, mid;
+    model::Plan plan;
+    std::optional<model::MeshGroups> groups;
+    std::vector<model::ChipKind> kinds;
+    bool training = true;
+    std::int64_t hovered = -1;
+    std::array<std::int64_t, 6> hoveredGroup{};
+    std::int64_t hoveredStage = 0;
+    int cols = 1;
+    int rows = 1;
+    std::int64_t chipsPerBlock = 1;
+    MeshCanvas::DropTarget dropHover;
+};
+
+// One layer of a torus slice or one NVLink domain, or (aggregated) a run of them.
+class ChipBlockItem : public QGraphicsItem
+{
+public:
+    ChipBlockItem(const MeshCanvas *canvas, std::int64_t firstBlock, std::int64_t blocks, QRectF rect)
+        : m_canvas(canvas), m_first(firstBlock), m_blocks(blocks), m_rect(rect)
+    {
+        setAcceptHoverEvents(false);
+    }
+
+    QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
+    std::int64_t firstBlock() const { return m_first; }
+    std::int64_t blocks() const { return m_blocks; }
+    QRectF rect() const { return m_rect; }
+
+    /// The chip whose cell contains `scenePos`, or -1.
+    std::int64_t chipAt(QPointF scenePos) const
+    {
+        const auto &p = m_canvas->paintState();
+        if (m_blocks != 1 || !m_rect.contains(scenePos))
+            return -1;
+        const QPointF local = scenePos - m_rect.topLeft();
+        const int col = static_cast<int>(local.x() / kPitch);
+        const int row = static_cast<int>(local.y() / kPitch);
+        if (col >= p.cols || row >= p.rows || local.x() - col * kPitch > kCell || local.y() - row * kPitch > kCell)
+            return -1;
+        const std::int64_t index = static_cast<std::int64_t>(row) * p.cols + col;
+        if (index >= p.chipsPerBlock)
+            return -1;
+        return m_first * p.chipsPerBlock + index;
+    }
+
+    QRectF cellRect(std::int64_t localIndex) const
+    {
+        const auto &p = m_canvas->paintState();
+        const auto col = static_cast<double>(localIndex % p.cols);
+        const auto row = static_cast<double>(localIndex / p.cols);
+        return {m_rect.x() + col * kPitch, m_rect.y() + row * kPitch, kCell, kCell};
+    }
+
+    void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *) override
+    {
+        const auto &p = m_canvas->paintState();
+        const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+        const std::int64_t first = m_first * p.chipsPerBlock;
+        const std::int64_t last = (m_first + m_blocks) * p.chipsPerBlock;
+        if (m_blocks > 1 || lod * kPitch < 3) {
+            // Too small to draw chip by chip: one tile, marked when it holds the hovered chip.
+            painter->setPen(Qt::NoPen);
+            QColor fill = p.base;
+            if (p.groups && p.plan.parallelism.degree(Role::Pipeline) > 1) {
+                // Stages stay visible at any zoom: tiles take the tint of their first chip's stage.
+                const auto stage = p.groups->rankIn(first, Role::Pipeline);
+                fill = stage % 2 == 1 ? p.baseAlt : p.base;
+                if (p.hovered >= 0 && stage == p.hoveredStage) {
+                    fill = roleColor(Role::Pipeline);
+                    fill.setAlpha(110);
+                }
+            }
+            if (p.hovered >= first && p.hovered < last)
+                fill = p.text;
+            painter->setBrush(fill);
+            painter->drawRect(m_rect);
+            return;
+        }
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        const bool pipelined = p.plan.parallelism.degree(Role::Pipeline) > 1;
+        for (std::int64_t chip = first; chip < last; ++chip) {
+            const QRectF r = cellRect(chip - first);
+            QColor fill = p.base;
+            if (p.groups && pipelined && p.groups->rankIn(chip, Role::Pipeline) % 2 == 1)
+                fill = p.baseAlt;
+            // Outlines only where a chip is big enough on screen for them to read as outlines.
+            QPen pen = lod * kPitch >= 6 ? QPen(p.mid, 0) : QPen(Qt::NoPen);
+            bool dot = false;
+            bool bar = false;
+            if (p.groups && p.hovered >= 0) {
+                const auto &g = *p.groups;
+                const auto same = [&](Role role) {
+                    return p.plan.parallelism.degree(role) > 1 && g.groupOf(chip, role) == p.hoveredGroup[ri(role)];
+                };
+                if (pipelined && g.rankIn(chip, Role::Pipeline) == p.hoveredStage) {
+                    QColor tint = roleColor(Role::Pipeline);
+                    tint.setAlpha(90);
+                    fill = tint;
+                }
+                if (same(Role::Expert))
+                    fill = roleColor(Role::Expert);
+                if (same(Role::Tensor))
+                    fill = roleColor(Role::Tensor);
+                if (same(Role::Fsdp))
+                    pen = QPen(roleColor(Role::Fsdp), 2);
+                dot = same(Role::Context);
+                bar = same(Role::Data);
+            }
+            painter->setPen(pen);
+            painter->setBrush(fill);
+            painter->drawRect(r);
+            if (dot) {
+                painter->setPen(Qt::NoPen);
+                painter->setBrush(roleColor(Role::Context));
+                painter->drawEllipse(r.center(), 2.5, 2.5);
+            }
+            if (bar) {
+                painter->setPen(Qt::NoPen);
+                painter->setBrush(roleColor(Role::Data));
+                painter->drawRect(QRectF(r.left() + 1, r.bottom() - 3, r.width() - 2, 2.5));
+            }
+            if (chip == p.hovered) {
+                painter->setPen(QPen(p.text, 2.5));
+                painter->setBrush(Qt::NoBrush);
+                painter->drawRect(r.adjusted(-1, -1, 1, 1));
+            }
+        }
+    }
+
+private:
+    const MeshCanvas *m_canvas;
+    std::int64_t m_first;
+    std::int64_t m_blocks;
+    QRectF m_rect;
+};
+
+// One mesh axis: its name, size and link, and the roles holding it as coloured segments.
+class AxisBarItem : public QGraphicsItem
+{
+public:
+    AxisBarItem(const MeshCanvas *canvas, int axis, QRectF rect) : m_canvas(canvas), m_axis(axis), m_rect(rect) {}
+
+    QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
+    QRectF rect() const { return m_rect; }
+    int axis() const { return m_axis; }
+    QString label() const { return m_label; }
+
+    void setContent(QString title, std::vector<model::MeshGroups::AxisShare> shares, int size)
+    {
+        m_title = std::move(title);
+        m_shares = std::move(shares);
+        m_size = size;
+        QStringList parts;
+        for (const auto &s : m_shares)
+            parts << roleLabel(s.role).toLower() + QLatin1Char(' ') + QString::number(s.size);
+        m_label = m_title + QStringLiteral(": ") + (parts.isEmpty() ? QStringLiteral("unused") : parts.join(QStringLiteral(" · ")));
+        update();
+    }
+
+    void paint(QPainter *painter, const QStyleOptionGraphicsItem *, QWidget *) override
+    {
+        const auto &p = m_canvas->paintState();
+        painter->setRenderHint(QPainter::Antialiasing);
+        const bool target = p.dropHover.axis == m_axis;
+        QColor frame = target ? p.text : p.mid;
+        painter->setPen(QPen(frame, target ? 2 : 1));
+        painter->setBrush(p.background.lighter(target ? 115 : 104));
+        painter->drawRoundedRect(m_rect, 5, 5);
+        if (target) {
+            // Show which drop this would be: the whole axis or a split at its end.
+            QColor zone = p.text;
+            zone.setAlpha(40);
+            painter->setPen(Qt::NoPen);
+            painter->setBrush(zone);
+            const double w = m_rect.width() * kSplitZone;
+            if (p.dropHover.split) {
+                painter->drawRect(QRectF(m_rect.left(), m_rect.top(), w, m_rect.height()));
+                painter->drawRect(QRectF(m_rect.right() - w, m_rect.top(), w, m_rect.height()));
+            } else {
+                painter->drawRect(m_rect.adjusted(w, 0, -w, 0));
+            }
+        }
+        painter->setPen(p.text);
+        const double k = m_rect.height() / kBarHeight;
+        QFont font = painter->font();
+        font.setPixelSize(static_cast<int>(13 * k));
+        font.setBold(true);
+        painter->setFont(font);
+        painter->drawText(m_rect.adjusted(8 * k, 3 * k, -8 * k, -m_rect.height() / 2), Qt::AlignLeft | Qt::AlignVCenter,
+                          m_title);
+
+        // Segments: each role's share on a log scale, the unassigned rest grey.
+        const QRectF strip = m_rect.adjusted(8 * k, m_rect.height() / 2 + 1, -8 * k, -5 * k);
+        const double total = std::log2(std::max(2, m_size));
+        double x = strip.left();
+        int used = 1;
+        font.setBold(false);
+        font.setPixelSize(static_cast<int>(11 * k));
+        painter->setFont(font);
+        for (const auto &s : m_shares) {
+            const double w = strip.width() * std::log2(std::max(2, s.size)) / total;
+            const QRectF seg(x, strip.top(), w, strip.height());
+            painter->setPen(Qt::NoPen);
+            painter->setBrush(roleColor(s.role));
+            painter->drawRect(seg.adjusted(0.5, 0, -0.5, 0));
+            painter->setPen(Qt::white);
+            painter->drawText(seg, Qt::AlignCenter, roleLabel(s.role).toLower() + QLatin1Char(' ') + QString::number(s.size));
+            x += w;
+            used *= s.size;
+        }
+        if (used < m_size) {
+            const QRectF seg(x, strip.top(), strip.right() - x, strip.height());
+            painter->setPen(Qt::NoPen);
+            painter->setBrush(p.mid);
+            painter->drawRect(seg);
+            painter->setPen(p.background);
+            painter->drawText(seg, Qt::AlignCenter, QString::number(m_size / used));
+        }
+    }
+
+private:
+    const MeshCanvas *m_canvas;
+    int m_axis;
+    QRectF m_rect;
+    QString m_title;
+    QString m_label;
+    std::vector<model::MeshGroups::AxisShare> m_shares;
+    int m_size = 1;
+};
+
+MeshCanvas::MeshCanvas(QWidget *parent)
+    : QGraphicsView(parent)
+    , m_paint(std::make_unique<Paint>())
+{
+    setScene(new QGraphicsScene(this));
+    setAcceptDrops(true);
+    setMouseTracking(true);
+    setRenderHint(QPainter::Antialiasing, false);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
+    setToolTip(tr("Drop a model or a cluster here; drop a role on an axis bar (its ends split the axis).\n"
+                  "Wheel zooms, drag pans, hover a chip to see its groups."));
+    changeEvent(nullptr);
+}
+
+MeshCanvas::~MeshCanvas() = default;
+
+void MeshCanvas::changeEvent(QEvent *event)
+{
+    if (event)
+        QGraphicsView::changeEvent(event);
+    if (event && event->type() != QEvent::PaletteChange)
+        return;
+    // Colours follow the application palette (light or dark).
+    const QPalette pal = palette();
+    auto &p = *m_paint;
+    p.background = pal.color(QPalette::Base);
+    p.text = pal.color(QPalette::Text);
+    p.mid = pal.color(QPalette::Mid);
+    const bool dark = p.background.lightness() < p.text.lightness();
+    p.base = dark ? QColor(0x4a, 0x55, 0x66) : QColor(0xd6, 0xdd, 0xe8);
+    // Odd pipeline stages: the base mixed with the pipeline colour, so stages read as bands.
+    const QColor stage = roleColor(Role::Pipeline);
+    const auto mix = [](int a, int b) { return (2 * a + b) / 3; };
+    p.baseAlt = QColor(mix(p.base.red(), stage.red()), mix(p.base.green(), stage.green()), mix(p.base.blue(), stage.blue()));
+    setBackgroundBrush(p.background);
+    if (scene())
+        scene()->update();
+}
+
+void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evaluation)
+{
+    auto &p = *m_paint;
+    p.plan = plan;
+    p.training = plan.kind == model::WorkloadKind::Training;
+    p.kinds = evaluation ? evaluation->perChip : std::vector<model::ChipKind>{};
+    auto placement = model::placeRoles(plan.topology, plan.parallelism.degrees, plan.parallelism.placement);
+    if (placement)
+        p.groups.emplace(plan.topology, *placement);
+    else
+        p.groups.reset();
+
+    std::string key = plan.topology.chip().id;
+    for (const auto &axis : plan.topology.axes())
+        key += "/" + axis.name + std::to_string(axis.size);
+    if (key != m_meshKey) {
+        m_meshKey = key;
+        m_hovered = -1;
+        rebuildScene();
+    }
+    setHoveredChip(m_hovered < plan.topology.chipCount() ? m_hovered : -1);
+    updateAxisBars();
+    scene()->update();
+}
+
+void MeshCanvas::rebuildScene()
+{
+    auto &p = *m_paint;
+    QGraphicsScene *s = scene();
+    s->clear();
+    m_blocks.clear();
+    m_axisBars.clear();
+
+    const model::Topology &topo = p.plan.topology;
+    const auto &axes = topo.axes();
+    const auto size = [&](const char *name) {
+        const int i = topo.axisIndex(name);
+        return i < 0 ? 1 : axes[static_cast<std::size_t>(i)].size;
+    };
+    const bool tpu = topo.chip().isTpu();
+    std::int64_t blocks = 0;
+    std::int64_t blocksPerGroup = 0;
+    if (tpu) {
+        p.cols = size("x");
+        p.rows = size("y");
+        blocksPerGroup = size("z");
+        blocks = blocksPerGroup * size("slice");
+    } else {
+        const int gpus = size("gpu");
+        p.cols = gpus <= 16 ? gpus : static_cast<int>(std::ceil(std::sqrt(2.0 * gpus)));
+        p.rows = (gpus + p.cols - 1) / p.cols;
+        blocks = size("node");
+        blocksPerGroup = blocks;
+    }
+    p.chipsPerBlock = topo.chipCount() / std::max<std::int64_t>(1, blocks);
+    m_aggregate = std::max<std::int64_t>(1, (blocks + kMaxItems - 1) / kMaxItems);
+
+    const double blockW = p.cols * kPitch - (kPitch - kCell);
+    const double blockH = p.rows * kPitch - (kPitch - kCell);
+    const double labelH = tpu ? 0 : 14;
+    const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
+    const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
+    // Lay each group (a slice, or all nodes) out in rows so the mesh is about 16:10.
+    const double cellW = blockW + kBlockGap;
+    const double cellH = blockH + kBlockGap + labelH;
+    // Each group (a slice, or all nodes) is a grid of blocks; the groups form a grid too, both
+    // chosen so the whole mesh comes out about 16:10.
+    auto perRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW)));
+    perRow = std::clamp<std::int64_t>(perRow, 1, items);
+    const std::int64_t rowsUsed = (items + perRow - 1) / perRow;
+    const double groupW = static_cast<double>(perRow) * cellW + 3 * kBlockGap;
+    const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * kBlockGap;
+    auto groupsPerRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW)));
+    groupsPerRow = std::clamp<std::int64_t>(groupsPerRow, 1, std::max<std::int64_t>(1, groups));
+
+    const QColor text = p.text;
+    // Header and labels grow with the mesh so they stay readable when the whole mesh is fitted.
+    const double meshWidth = static_cast<double>(groupsPerRow) * groupW;
+    const double k = std::max(1.0, meshWidth / 1000.0);
+    QFont small = font();
+    small.setPixelSize(static_cast<int>(11 * k));
+
+    // Title and axis bars across the top.
+    auto *title = s->addSimpleText(qs(p.plan.model.name) + QStringLiteral(" on ") + qs(topo.chip().name)
+                                   + QStringLiteral(" · ") + qs(topo.describe()) + QStringLiteral(" · ")
+                                   + tr("%n chips", nullptr, static_cast<int>(std::min<std::int64_t>(topo.chipCount(), INT32_MAX))));
+    QFont titleFont = font();
+    titleFont.setPixelSize(static_cast<int>(16 * k));
+    titleFont.setBold(true);
+    title->setFont(titleFont);
+    title->setBrush(text);
+    title->setPos(0, -(kBarHeight + 40) * k);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        auto *bar = new AxisBarItem(this, static_cast<int>(i),
+                                    QRectF(static_cast<double>(i) * (kBarWidth + 10) * k, -(kBarHeight + 10) * k,
+                                           kBarWidth * k, kBarHeight * k));
+        s->addItem(bar);
+        m_axisBars.push_back(bar);
+    }
+
+    const double top = (tpu ? 30 : 44) * k;
+    const double groupLabelH = groups > 1 ? 30 * k : 0;
+    double y = top;
+    for (std::int64_t g = 0; g < groups; ++g) {
+        const double gx = static_cast<double>(g % groupsPerRow) * groupW;
+        const double gy = top + static_cast<double>(g / groupsPerRow) * (groupH + groupLabelH) + groupLabelH;
+        if (groups > 1) {
+            auto *label = s->addSimpleText(tr("slice %1 (over DCN)").arg(g));
+            label->setFont(small);
+            label->setBrush(text);
+            label->setPos(gx, gy - groupLabelH);
+        }
+        for (std::int64_t i = 0; i < items; ++i) {
+            const double x = gx + static_cast<double>(i % perRow) * cellW;
+            const double by = gy + static_cast<double>(i / perRow) * cellH + labelH;
+            const std::int64_t first = g * blocksPerGroup + i * m_aggregate;
+            const std::int64_t count = std::min(m_aggregate, (g + 1) * blocksPerGroup - first);
+            auto *block = new ChipBlockItem(this, first, count, QRectF(x, by, blockW, blockH));
+            s->addItem(block);
+            m_blocks.push_back(block);
+            if (!tpu && items <= 256) {
+                // An NVLink domain: framed, with its node number when there are few enough to read.
+                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6),
+                                         QPen(roleColor(Role::Tensor).lighter(130), 1, Qt::DashLine));
+                frame->setZValue(-1);
+                auto *label = s->addSimpleText(count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1)
+                                                         : tr("node %1").arg(first));
+                label->setFont(small);
+                label->setBrush(text);
+                label->setPos(x, by - labelH - 1);
+            }
+        }
+        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + 20 * k);
+    }
+
+    // Direction marks and wraparound links on the first block.
+    if (!m_blocks.empty()) {
+        const QRectF first = m_blocks.front()->rect();
+        const auto mark = [&](const QString &t, QPointF at) {
+            auto *item = s->addSimpleText(t);
+            item->setFont(small);
+            item->setBrush(text);
+            item->setPos(at);
+            return item;
+        };
+        QPen wrapPen(text, 1.2, Qt::DashLine);
+        if (tpu) {
+            mark(QStringLiteral("x →"), QPointF(first.left() + first.width() / 2, first.top() - 15 * k));
+            mark(QStringLiteral("y ↓"), QPointF(first.left() - 26 * k, first.top()));
+            if (size("z") > 1)
+                mark(tr("z → one layer per z"), QPointF(first.right() + 4, first.top() - 15 * k));
+            for (const auto &axis : axes) {
+                if (!axis.wraps)
+                    continue;
+                QPainterPath path;
+                if (axis.name == "x") {
+                    path.moveTo(first.left() + kCell / 2, first.bottom() + 2);
+                    path.cubicTo(first.left(), first.bottom() + 12, first.right(), first.bottom() + 12,
+                                 first.right() - kCell / 2, first.bottom() + 2);
+                } else if (axis.name == "y") {
+                    path.moveTo(first.right() + 2, first.top() + kCell / 2);
+                    path.cubicTo(first.right() + 10, first.top(), first.right() + 10, first.bottom(), first.right() + 2,
+                                 first.bottom() - kCell / 2);
+                } else {
+                    continue;
+                }
+                auto *arc = s->addPath(path, wrapPen);
+                arc->setToolTip(tr("Wraparound link on axis %1: a ring, not a line").arg(qs(axis.name)));
+            }
+        } else {
+            const QRectF all = s->itemsBoundingRect();
+            const double bandY = y - 20 * k;
+            auto *band = s->addRect(QRectF(0, bandY, std::max(all.right(), 300.0), 20 * k), QPen(Qt::NoPen),
+                                    roleColor(Role::Data).lighter(170));
+            band->setZValue(-2);
+            QString fabric = tr("scale-out network (fat tree)");
+            if (topo.chip().scaleOut)
+                fabric += QStringLiteral(" · ")
+                          + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth)) + tr(" per node");
+            auto *label = mark(fabric, QPointF(6, bandY + 3 * k));
+            label->setBrush(QColor(0x20, 0x20, 0x20));
+            mark(tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu")), QPointF(first.left(), first.top() - labelH - 18 * k));
+        }
+    }
+    s->setSceneRect(s->itemsBoundingRect().adjusted(-30, -10, 30, 10));
+    m_userZoomed = false;
+    fitMesh();
+}
+
+void MeshCanvas::updateAxisBars()
+{
+    const auto &p = *m_paint;
+    const auto &axes = p.plan.topology.axes();
+    for (auto *bar : m_axisBars) {
+        const auto &axis = axes[static_cast<std::size_t>(bar->axis())];
+        QString title = qs(axis.name) + QStringLiteral(" · ") + QString::number(axis.size) + QStringLiteral(" · ")
+                        + qs(std::string(model::linkName(axis.link)));
+        if (axis.wraps)
+            title += tr(" · ring");
+        bar->setContent(title, p.groups ? p.groups->sharesOf(bar->axis()) : std::vector<model::MeshGroups::AxisShare>{},
+                        axis.size);
+        bar->setToolTip(bar->label() + QStringLiteral("\n")
+                        + tr("Drop a role here to give it this axis; drop it on either end to split the axis."));
+    }
+}
+
+void MeshCanvas::fitMesh()
+{
+    if (scene())
+        fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+}
+
+MeshCanvas::DropTarget MeshCanvas::dropTargetAt(const QPoint &viewportPos) const
+{
+    const QPointF pos = mapToScene(viewportPos);
+    for (const auto *bar : m_axisBars) {
+        const QRectF r = bar->rect();
+        if (!r.contains(pos))
+            continue;
+        const double f = (pos.x() - r.left()) / r.width();
+        return {bar->axis(), f < kSplitZone || f > 1 - kSplitZone};
+    }
+    return {};
+}
+
+std::int64_t MeshCanvas::chipAt(const QPoint &viewportPos) const
+{
+    const QPointF pos = mapToScene(viewportPos);
+    for (QGraphicsItem *item : scene()->items(pos)) {
+        if (const auto *block = dynamic_cast<ChipBlockItem *>(item))
+            return block->chipAt(pos);
+    }
+    return -1;
+}
+
+QRectF MeshCanvas::chipRect(std::int64_t chip) const
+{
+    const auto &p = *m_paint;
+    if (m_aggregate > 1 || chip < 0 || p.chipsPerBlock <= 0)
+        return {};
+    const std::int64_t block = chip / p.chipsPerBlock;
+    if (block >= static_cast<std::int64_t>(m_blocks.size()))
+        return {};
+    return m_blocks[static_cast<std::size_t>(block)]->cellRect(chip % p.chipsPerBlock);
+}
+
+QRectF MeshCanvas::axisBarRect(int axis) const
+{
+    for (const auto *bar : m_axisBars)
+        if (bar->axis() == axis)
+            return bar->rect();
+    return {};
+}
+
+QStringList MeshCanvas::axisLabels() const
+{
+    QStringList out;
+    for (const auto *bar : m_axisBars)
+        out << bar->label();
+    return out;
+}
+
+void MeshCanvas::setHoveredChip(std::int64_t chip)
+{
+    auto &p = *m_paint;
+    m_hovered = chip;
+    p.hovered = chip;
+    if (chip >= 0 && p.groups) {
+        for (Role role : model::kRoles)
+            p.hoveredGroup[ri(role)] = p.groups->groupOf(chip, role);
+        p.hoveredStage = p.groups->rankIn(chip, Role::Pipeline);
+    }
+    scene()->update();
+}
+
+bool MeshCanvas::isHighlighted(std::int64_t chip, Role role) const
+{
+    const auto &p = *m_paint;
+    if (m_hovered < 0 || !p.groups || p.plan.parallelism.degree(role) <= 1)
+        return false;
+    if (role == Role::Pipeline)
+        return p.groups->rankIn(chip, role) == p.hoveredStage;
+    return p.groups->groupOf(chip, role) == p.hoveredGroup[ri(role)];
+}
+
+QString MeshCanvas::describeChip(std::int64_t chip) const
+{
+    const auto &p = *m_paint;
+    if (chip < 0 || chip >= p.plan.topology.chipCount())
+        return {};
+    const auto &axes = p.plan.topology.axes();
+    QStringList coords;
+    if (p.groups) {
+        const auto c = p.groups->coordinates(chip);
+        for (std::size_t i = 0; i < axes.size(); ++i)
+            coords << qs(axes[i].name) + QLatin1Char('=') + QString::number(c[i]);
+    }
+    QString text = tr("Chip %1 (%2)").arg(chip).arg(coords.join(QLatin1Char(' ')));
+    if (!p.groups)
+        return text;
+    QStringList ranks;
+    for (Role role : model::kRoles) {
+        const int degree = p.plan.parallelism.degree(role);
+        if (degree <= 1)
+            continue;
+        const auto rank = p.groups->rankIn(chip, role);
+        ranks << (role == Role::Pipeline ? tr("pipeline stage %1 of %2").arg(rank).arg(degree)
+                                         : tr("%1 rank %2 of %3").arg(roleLabel(role)).arg(rank).arg(degree));
+    }
+    if (!ranks.isEmpty())
+        text += QStringLiteral(" · ") + ranks.join(QStringLiteral(", "));
+    // What it holds: the chip kind of its pipeline stage (first, middle, last) or of every chip.
+    if (!p.kinds.empty()) {
+        const model::ChipKind *kind = &p.kinds.front();
+        const int stages = p.plan.parallelism.degree(Role::Pipeline);
+        if (p.training && stages > 1 && p.kinds.size() > 1) {
+            const auto stage = p.groups->rankIn(chip, Role::Pipeline);
+            kind = stage == 0 ? &p.kinds.front() : stage == stages - 1 ? &p.kinds.back() : &p.kinds[1];
+        }
+        const auto &m = kind->memory;
+        const auto b = [](double bytes) { return qs(model::formatBytes(bytes, true)); };
+        QStringList held;
+        if (m.params > 0)
+            held << tr("params %1").arg(b(m.params));
+        if (m.grads > 0)
+            held << tr("grads %1").arg(b(m.grads));
+        if (m.optimizer > 0)
+            held << tr("optimizer %1").arg(b(m.optimizer));
+        if (m.activations > 0)
+            held << tr("activations %1").arg(b(m.activations));
+        if (m.kvCache > 0)
+            held << tr("KV cache %1").arg(b(m.kvCache));
+        text += QStringLiteral("\n") + tr("Holds %1 = %2 of %3 HBM%4")
+                                           .arg(held.join(QStringLiteral(" + ")), b(m.total), b(m.capacity),
+                                                m.fits ? QString() : tr(" — does not fit"));
+    }
+    return text;
+}
+
+void MeshCanvas::setDropHover(DropTarget target)
+{
+    auto &p = *m_paint;
+    if (p.dropHover.axis == target.axis && p.dropHover.split == target.split)
+        return;
+    p.dropHover = target;
+    for (auto *bar : m_axisBars)
+        bar->update();
+}
+
+void MeshCanvas::dragEnterEvent(QDragEnterEvent *event)
+{
+    const QMimeData *mime = event->mimeData();
+    if (decodeModel(mime) || decodeHardware(mime) || decodeRole(mime) || decodeLocalFile(mime)) {
+        event->setDropAction(Qt::CopyAction);
+        event->accept();
+        return;
+    }
+    event->ignore();
+}
+
+void MeshCanvas::dragMoveEvent(QDragMoveEvent *event)
+{
+    const QMimeData *mime = event->mimeData();
+    if (decodeRole(mime)) {
+        // A role only lands on an axis bar.
+        const DropTarget target = dropTargetAt(event->position().toPoint());
+        setDropHover(target);
+        if (target.axis < 0) {
+            event->ignore();
+            return;
+        }
+    }
+    event->setDropAction(Qt::CopyAction);
+    event->accept();
+}
+
+void MeshCanvas::dragLeaveEvent(QDragLeaveEvent *event)
+{
+    setDropHover({});
+    QGraphicsView::dragLeaveEvent(event);
+}
+
+void MeshCanvas::dropEvent(QDropEvent *event)
+{
+    const QMimeData *mime = event->mimeData();
+    setDropHover({});
+    if (const auto role = decodeRole(mime)) {
+        const DropTarget target = dropTargetAt(event->position().toPoint());
+        if (target.axis < 0) {
+            event->ignore();
+            return;
+        }
+        const auto &axis = m_paint->plan.topology.axes()[static_cast<std::size_t>(target.axis)];
+        event->acceptProposedAction();
+        emit roleDropped(*role, qs(axis.name), target.split);
+    } else if (const auto modelRef = decodeModel(mime)) {
+        event->acceptProposedAction();
+        emit modelDropped(*modelRef);
+    } else if (const auto hardware = decodeHardware(mime)) {
+        event->acceptProposedAction();
+        emit hardwareDropped(*hardware);
+    } else if (const auto file = decodeLocalFile(mime)) {
+        event->acceptProposedAction();
+        emit fileDropped(*file);
+    } else {
+        event->ignore();
+    }
+}
+
+void MeshCanvas::mouseMoveEvent(QMouseEvent *event)
+{
+    QGraphicsView::mouseMoveEvent(event);
+    const std::int64_t chip = chipAt(event->position().toPoint());
+    if (chip != m_hovered) {
+        setHoveredChip(chip);
+        const QString text = describeChip(chip);
+        viewport()->setToolTip(text);
+        emit chipHovered(chip, text);
+    }
+}
+
+void MeshCanvas::leaveEvent(QEvent *event)
+{
+    QGraphicsView::leaveEvent(event);
+    if (m_hovered >= 0) {
+        setHoveredChip(-1);
+        emit chipHovered(-1, QString());
+    }
+}
+
+void MeshCanvas::wheelEvent(QWheelEvent *event)
+{
+    const double factor = std::pow(1.0015, event->angleDelta().y());
+    scale(factor, factor);
+    m_userZoomed = true;
+    event->accept();
+}
+
+void MeshCanvas::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (!m_userZoomed)
+        fitMesh();
+}
+
+} // namespace meshplan::views

@@ -1,0 +1,99 @@
+#pragma once
+// The mesh canvas: the cluster's chips in their physical arrangement (torus layers, NVLink
+// domains), its axes labelled with the roles placed on them, and the drop target for models,
+// clusters and roles.
+
+#include "evaluation.h"
+#include "meshgroups.h"
+#include "plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QGraphicsView>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace meshplan::views {
+
+class ChipBlockItem;
+class AxisBarItem;
+
+class MeshCanvas : public QGraphicsView
+{
+    Q_OBJECT
+
+public:
+    /// Where a drop lands: an axis (its middle places the role on the whole axis, its ends split it).
+    struct DropTarget {
+        int axis = -1;
+        bool split = false;
+    };
+
+    explicit MeshCanvas(QWidget *parent = nullptr);
+    ~MeshCanvas() override;
+
+    /// Shows `plan`'s mesh and role placement; `evaluation` (may be null) says what chips hold.
+    /// The scene is rebuilt only when the mesh itself changes; otherwise labels and colours update.
+    void setPlan(const model::Plan &plan, const model::Evaluation *evaluation);
+
+    DropTarget dropTargetAt(const QPoint &viewportPos) const;
+    /// The chip drawn at `viewportPos`, or -1 (also -1 over an aggregated block).
+    std::int64_t chipAt(const QPoint &viewportPos) const;
+    /// Scene rectangle of a chip's cell (empty if it is not drawn on its own).
+    QRectF chipRect(std::int64_t chip) const;
+    QRectF axisBarRect(int axis) const;
+    /// Highlights `chip`'s groups (tensor group, pipeline stage, FSDP group, ...); -1 clears.
+    void setHoveredChip(std::int64_t chip);
+    std::int64_t hoveredChip() const { return m_hovered; }
+    /// Whether `chip` is drawn highlighted for `role` (it shares the hovered chip's group).
+    bool isHighlighted(std::int64_t chip, model::Role role) const;
+    /// What the hovered chip holds and which groups it belongs to, in words.
+    QString describeChip(std::int64_t chip) const;
+    /// Axis labels as drawn: "x 16: tensor 4 · context 2 · fsdp 2".
+    QStringList axisLabels() const;
+    int blockCount() const { return static_cast<int>(m_blocks.size()); }
+    /// Chips per drawn block when blocks stand for several nodes or layers (1 when not aggregated).
+    std::int64_t blocksPerItem() const { return m_aggregate; }
+    /// Fits the whole mesh in the view.
+    void fitMesh();
+
+    // Read by the items while painting.
+    struct Paint;
+    const Paint &paintState() const { return *m_paint; }
+
+signals:
+    void modelDropped(const nlohmann::json &modelRef);
+    void hardwareDropped(const nlohmann::json &hardware);
+    void roleDropped(model::Role role, const QString &axis, bool split);
+    void fileDropped(const QString &path);
+    /// The pointer moved onto a chip (-1: off the mesh); `description` is describeChip().
+    void chipHovered(std::int64_t chip, const QString &description);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dragMoveEvent(QDragMoveEvent *event) override;
+    void dragLeaveEvent(QDragLeaveEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void rebuildScene();
+    void updateAxisBars();
+    void setDropHover(DropTarget target);
+
+    std::unique_ptr<Paint> m_paint;
+    std::vector<ChipBlockItem *> m_blocks;
+    std::vector<AxisBarItem *> m_axisBars;
+    std::string m_meshKey;
+    std::int64_t m_hovered = -1;
+    std::int64_t m_aggregate = 1;
+    bool m_userZoomed = false;
+};
+
+} // namespace meshplan::views

@@ -1,0 +1,122 @@
+#include "palettes.h"
+
+#include "cardlist.h"
+#include "chipcatalog.h"
+#include "modelcatalog.h"
+#include "namedclusters.h"
+#include "plan.h"
+#include "rolestyle.h"
+#include "topology.h"
+#include "units.h"
+
+#include <QCoreApplication>
+
+namespace meshplan::views {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("Palettes", text);
+}
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+QString paramsText(const model::ModelSpec &spec)
+{
+    const auto counts = model::countParams(spec);
+    QString text = qs(model::formatNumber(static_cast<double>(counts.total) / 1e9)) + tr("B params");
+    if (counts.active != counts.total)
+        text += QStringLiteral(", ") + qs(model::formatNumber(static_cast<double>(counts.active) / 1e9))
+                + tr("B active");
+    return text;
+}
+
+QString modelToolTip(const model::ModelSpec &spec)
+{
+    QString tip = QStringLiteral("<b>%1</b><br>").arg(qs(spec.name).toHtmlEscaped());
+    tip += tr("%1 layers, d_model %2, d_ff %3, %4 heads (%5 KV), vocab %6")
+               .arg(spec.layers)
+               .arg(spec.dModel)
+               .arg(spec.dFf)
+               .arg(spec.heads)
+               .arg(spec.kvHeads)
+               .arg(spec.vocab);
+    if (spec.moe)
+        tip += QStringLiteral("<br>") + tr("MoE: %1 experts, %2 per token").arg(spec.moe->experts).arg(spec.moe->expertsPerToken);
+    tip += QStringLiteral("<br><i>") + tr("Drag onto the mesh to plan it (or double-click).") + QStringLiteral("</i>");
+    return tip;
+}
+
+QString chipNumbers(const model::Chip &chip)
+{
+    return qs(model::formatBytes(static_cast<double>(chip.hbmBytes), true)) + QStringLiteral(" HBM, ")
+           + qs(model::formatFlopsPerSecond(chip.listedPeakFlops(model::DType::Bf16))) + QStringLiteral(" bf16");
+}
+
+QString hardwareSize(const nlohmann::json &hardware, const model::Chip &chip)
+{
+    const auto &topo = hardware.at("topology");
+    if (chip.ici) {
+        QStringList dims;
+        for (const auto &d : topo)
+            dims << QString::number(d.get<int>());
+        return dims.join(QLatin1Char('x'));
+    }
+    const int nodes = topo.at("nodes").get<int>();
+    const int gpus = topo.at("gpus_per_node").get<int>();
+    return tr("%1 x %2 GPUs").arg(nodes).arg(gpus);
+}
+
+} // namespace
+
+void fillModelCards(CardList *list)
+{
+    const auto &catalog = model::ModelCatalog::builtin();
+    for (const auto &spec : catalog.models())
+        list->addCard(qs(spec.name), paramsText(spec), modelToolTip(spec), spec.id, QColor(0x6a, 0x5a, 0xcd));
+}
+
+void addImportedModelCard(CardList *list, const model::ModelSpec &spec, const nlohmann::json &modelRef)
+{
+    auto *item = list->addCard(qs(spec.name) + tr(" (imported)"), paramsText(spec), modelToolTip(spec), modelRef,
+                               QColor(0x88, 0x88, 0x88));
+    list->scrollToItem(item);
+}
+
+void fillHardwareCards(CardList *list)
+{
+    const auto &chips = model::ChipCatalog::builtin();
+    for (const auto &cluster : model::namedClusters()) {
+        const model::Chip *chip = chips.find(cluster.hardware.at("chip").get<std::string>());
+        if (!chip)
+            continue;
+        list->addCard(qs(cluster.name), hardwareSize(cluster.hardware, *chip) + QStringLiteral(" · ") + chipNumbers(*chip),
+                      QStringLiteral("<b>%1</b><br>%2<br><i>%3</i>")
+                          .arg(qs(cluster.name).toHtmlEscaped(), qs(cluster.description).toHtmlEscaped(),
+                               tr("Drag onto the mesh to use this cluster.")),
+                      cluster.hardware, chip->ici ? QColor(0x42, 0x85, 0xf4) : QColor(0x76, 0xb9, 0x00));
+    }
+    for (const auto &chip : chips.chips()) {
+        const auto hardware = model::defaultHardwareFor(chip);
+        list->addCard(qs(chip.name), hardwareSize(hardware, chip) + QStringLiteral(" · ") + chipNumbers(chip),
+                      QStringLiteral("<b>%1</b><br>%2<br><i>%3</i>")
+                          .arg(qs(chip.name).toHtmlEscaped(), chipNumbers(chip),
+                               tr("Drag onto the mesh; resize it in the inspector.")),
+                      hardware, chip.ici ? QColor(0x42, 0x85, 0xf4) : QColor(0x76, 0xb9, 0x00));
+    }
+}
+
+void fillRoleCards(CardList *list)
+{
+    for (model::Role role : model::kRoles)
+        list->addCard(roleLabel(role), QString(),
+                      roleDescription(role) + QStringLiteral("\n") + tr("Drop on an axis to place it there; drop on "
+                                                                         "an axis's end to split the axis."),
+                      std::string(model::roleName(role)), roleColor(role));
+}
+
+} // namespace meshplan::views

@@ -1,0 +1,379 @@
+#include "planinspector.h"
+
+#include "chipcatalog.h"
+#include "dtype.h"
+#include "rolestyle.h"
+#include "plansummary.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace meshplan::views {
+
+using nlohmann::json;
+
+namespace {
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+json valueAt(const json &doc, const std::string &pointer)
+{
+    const json::json_pointer ptr(pointer);
+    return doc.contains(ptr) ? doc.at(ptr) : json();
+}
+
+const QStringList kDtypes{QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16"),
+                          QStringLiteral("fp8"),  QStringLiteral("int8"), QStringLiteral("int4"),
+                          QStringLiteral("fp4")};
+
+// Degrees are products of axis factors: the arrows double and halve rather than add one.
+class DegreeSpinBox : public QSpinBox
+{
+public:
+    using QSpinBox::QSpinBox;
+
+    void stepBy(int steps) override
+    {
+        long long v = value();
+        for (; steps > 0; --steps)
+            v *= 2;
+        for (; steps < 0 && v % 2 == 0; ++steps)
+            v /= 2;
+        setValue(static_cast<int>(std::min<long long>(v, maximum())));
+    }
+};
+
+} // namespace
+
+struct PlanInspector::Field {
+    std::string pointer;
+    QWidget *editor = nullptr;
+    std::function<void(const json &)> show;
+};
+
+PlanInspector::~PlanInspector() = default;
+
+PlanInspector::PlanInspector(QWidget *parent)
+    : QWidget(parent)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+
+    m_summary = new QLabel(this);
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    auto *summaryBox = new QGroupBox(tr("Summary"), this);
+    (new QVBoxLayout(summaryBox))->addWidget(m_summary);
+    layout->addWidget(summaryBox);
+
+    // Plan: title, model, hardware.
+    auto *planBox = new QGroupBox(tr("Plan"), this);
+    auto *planForm = new QFormLayout(planBox);
+    m_title = new QLineEdit(planBox);
+    addField(planForm, tr("Title"), "/title", m_title, tr("A name for this plan, shown in the window title and exports."),
+             [this](const json &v) { m_title->setText(v.is_string() ? qs(v.get<std::string>()) : QString()); });
+    connect(m_title, &QLineEdit::editingFinished, this, [this] {
+        const std::string text = m_title->text().toStdString();
+        if (valueAt(m_json, "/title") != json(text))
+            emit fieldEdited(tr("Edit title"), "/title", text, -1);
+    });
+    m_model = new QLabel(planBox);
+    m_model->setToolTip(tr("Drag a model card onto the mesh to change it."));
+    planForm->addRow(tr("Model"), m_model);
+    m_chip = new QComboBox(planBox);
+    for (const auto &chip : model::ChipCatalog::builtin().chips())
+        m_chip->addItem(qs(chip.name), qs(chip.id));
+    m_chip->setToolTip(tr("The accelerator. Changing it keeps the cluster's chip count where the new chip allows."));
+    planForm->addRow(tr("Chip"), m_chip);
+    connect(m_chip, &QComboBox::activated, this, [this] { emitHardware(); });
+
+    m_tpuRows = new QWidget(planBox);
+    auto *tpuForm = new QFormLayout(m_tpuRows);
+    tpuForm->setContentsMargins(0, 0, 0, 0);
+    m_shape = new QLineEdit(m_tpuRows);
+    m_shape->setToolTip(tr("Slice shape in chips per torus axis, e.g. 16x16x32 (v4/v5p) or 16x16 (v5e/v6e)."));
+    tpuForm->addRow(tr("Slice shape"), m_shape);
+    m_slices = new QSpinBox(m_tpuRows);
+    m_slices->setRange(1, 4096);
+    m_slices->setToolTip(tr("Slices joined over the data-center network (axis \"slice\")."));
+    tpuForm->addRow(tr("Slices"), m_slices);
+    planForm->addRow(m_tpuRows);
+    connect(m_shape, &QLineEdit::editingFinished, this, [this] { emitHardware(); });
+    connect(m_slices, &QSpinBox::editingFinished, this, [this] { emitHardware(); });
+
+    m_gpuRows = new QWidget(planBox);
+    auto *gpuForm = new QFormLayout(m_gpuRows);
+    gpuForm->setContentsMargins(0, 0, 0, 0);
+    m_nodes = new QSpinBox(m_gpuRows);
+    m_nodes->setRange(1, 1'000'000);
+    m_nodes->setToolTip(tr("NVLink domains (nodes or racks) joined by the scale-out network."));
+    gpuForm->addRow(tr("Nodes"), m_nodes);
+    m_gpusPerNode = new QSpinBox(m_gpuRows);
+    m_gpusPerNode->setRange(1, 576);
+    m_gpusPerNode->setToolTip(tr("GPUs per NVLink domain: 8 for an HGX/DGX node, 72 for a GB200 NVL72 rack."));
+    gpuForm->addRow(tr("GPUs per node"), m_gpusPerNode);
+    planForm->addRow(m_gpuRows);
+    connect(m_nodes, &QSpinBox::editingFinished, this, [this] { emitHardware(); });
+    connect(m_gpusPerNode, &QSpinBox::editingFinished, this, [this] { emitHardware(); });
+    layout->addWidget(planBox);
+
+    // Parallelism.
+    auto *parBox = new QGroupBox(tr("Parallelism"), this);
+    auto *parForm = new QFormLayout(parBox);
+    for (model::Role role : model::kRoles) {
+        auto *spin = new DegreeSpinBox(parBox);
+        spin->setRange(1, 10'000'000);
+        spin->setKeyboardTracking(false);
+        spin->setToolTip(roleDescription(role) + QStringLiteral("\n")
+                         + tr("The other roles (FSDP first) absorb the change so the degrees multiply to the chip count."));
+        auto *label = new QLabel(QStringLiteral("<span style='color:%1'>■</span> %2")
+                                     .arg(roleColor(role).name(), roleLabel(role)), parBox);
+        parForm->addRow(label, spin);
+        m_degrees[static_cast<std::size_t>(role)] = spin;
+        connect(spin, &QSpinBox::valueChanged, this, [this, role](int degree) { emit degreeEdited(role, degree); });
+    }
+    m_chips = new QLabel(parBox);
+    parForm->addRow(tr("Chips"), m_chips);
+    parForm->addRow(tr("ZeRO stage (data)"), intEditor(tr("ZeRO stage"), "/parallelism/zero_stage", 0, 3));
+    auto *sp = new QCheckBox(parBox);
+    addField(parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel", sp,
+             tr("Megatron sequence parallelism inside the tensor group."),
+             [sp](const json &v) { sp->setChecked(v.is_boolean() && v.get<bool>()); });
+    connect(sp, &QCheckBox::toggled, this, [this](bool on) {
+        emit fieldEdited(tr("Sequence parallelism"), "/parallelism/sequence_parallel", on, -1);
+    });
+    parForm->addRow(tr("Schedule"), choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",
+                                                 {QStringLiteral("gpipe"), QStringLiteral("1f1b"),
+                                                  QStringLiteral("interleaved-1f1b"), QStringLiteral("zero-bubble")}));
+    parForm->addRow(tr("Microbatches"), intEditor(tr("Microbatches"), "/parallelism/microbatches", 1, 1'000'000));
+    parForm->addRow(tr("Virtual stages"), intEditor(tr("Virtual stages"), "/parallelism/virtual_stages", 1, 1024));
+    layout->addWidget(parBox);
+
+    // Workload.
+    auto *kindRow = new QWidget(this);
+    auto *kindForm = new QFormLayout(kindRow);
+    kindForm->setContentsMargins(0, 0, 0, 0);
+    m_kind = new QComboBox(kindRow);
+    m_kind->addItem(tr("Training"), QStringLiteral("training"));
+    m_kind->addItem(tr("Inference"), QStringLiteral("inference"));
+    kindForm->addRow(tr("Workload"), m_kind);
+    connect(m_kind, &QComboBox::activated, this,
+            [this] { emit kindEdited(m_kind->currentData().toString().toStdString()); });
+    layout->addWidget(kindRow);
+
+    m_training = new QGroupBox(tr("Training"), this);
+    auto *tf = new QFormLayout(m_training);
+    tf->addRow(tr("Sequence length"), intEditor(tr("Sequence length"), "/workload/seq_len", 1, 10'000'000));
+    tf->addRow(tr("Global batch (sequences)"), intEditor(tr("Global batch"), "/workload/global_batch", 1, 1'000'000'000));
+    tf->addRow(tr("Parameter dtype"), choiceEditor(tr("Parameter dtype"), "/workload/param_dtype", kDtypes));
+    tf->addRow(tr("Compute dtype"), choiceEditor(tr("Compute dtype"), "/workload/compute_dtype", kDtypes));
+    tf->addRow(tr("Optimizer"), choiceEditor(tr("Optimizer"), "/workload/optimizer",
+                                             {QStringLiteral("adam"), QStringLiteral("adamw"), QStringLiteral("sgd"),
+                                              QStringLiteral("adafactor")}));
+    tf->addRow(tr("Optimizer dtype"), choiceEditor(tr("Optimizer dtype"), "/workload/optimizer_dtype", kDtypes));
+    tf->addRow(tr("Gradient dtype"), choiceEditor(tr("Gradient dtype"), "/workload/grad_dtype", kDtypes));
+    tf->addRow(tr("Rematerialization"), choiceEditor(tr("Rematerialization"), "/workload/remat",
+                                                     {QStringLiteral("none"), QStringLiteral("selective"),
+                                                      QStringLiteral("full")}));
+    tf->addRow(tr("Attention"), choiceEditor(tr("Attention kernel"), "/workload/attention",
+                                             {QStringLiteral("flash"), QStringLiteral("naive")}));
+    layout->addWidget(m_training);
+
+    m_inference = new QGroupBox(tr("Inference"), this);
+    auto *inf = new QFormLayout(m_inference);
+    inf->addRow(tr("Batch (sequences)"), intEditor(tr("Batch"), "/workload/batch", 1, 100'000'000));
+    inf->addRow(tr("Prompt length"), intEditor(tr("Prompt length"), "/workload/prompt_len", 1, 10'000'000));
+    inf->addRow(tr("Generated tokens"), intEditor(tr("Generated tokens"), "/workload/generate_len", 1, 10'000'000));
+    inf->addRow(tr("Weight dtype"), choiceEditor(tr("Weight dtype"), "/workload/weight_dtype", kDtypes));
+    inf->addRow(tr("KV cache dtype"), choiceEditor(tr("KV cache dtype"), "/workload/kv_dtype", kDtypes));
+    inf->addRow(tr("Compute dtype"), choiceEditor(tr("Compute dtype"), "/workload/compute_dtype", kDtypes));
+    inf->addRow(tr("Serving"), choiceEditor(tr("Serving"), "/workload/serving",
+                                            {QStringLiteral("interleaved"), QStringLiteral("disaggregated")}));
+    inf->addRow(tr("Prefill chips"), intEditor(tr("Prefill chips"), "/workload/prefill_chips", 0, 10'000'000));
+    auto *target = new QDoubleSpinBox(m_inference);
+    target->setRange(0, 10);
+    target->setDecimals(4);
+    target->setSingleStep(0.005);
+    target->setSuffix(tr(" s"));
+    target->setSpecialValueText(tr("none"));
+    addField(inf, tr("Latency target"), "/workload/latency_target_s", target,
+             tr("Per-token latency target; plans that miss it are flagged."),
+             [target](const json &v) { target->setValue(v.is_number() ? v.get<double>() : 0.0); });
+    const int targetKey = m_nextMergeKey++;
+    connect(target, &QDoubleSpinBox::valueChanged, this, [this, targetKey](double v) {
+        emit fieldEdited(tr("Latency target"), "/workload/latency_target_s", v > 0 ? json(v) : json(), targetKey);
+    });
+    layout->addWidget(m_inference);
+    layout->addStretch(1);
+}
+
+void PlanInspector::addField(QFormLayout *form, const QString &label, const std::string &pointer, QWidget *editor,
+                             const QString &toolTip, std::function<void(const json &)> show)
+{
+    editor->setToolTip(toolTip);
+    editor->setObjectName(qs(pointer));
+    if (form)
+        form->addRow(label, editor);
+    m_fields.push_back({pointer, editor, std::move(show)});
+}
+
+QSpinBox *PlanInspector::intEditor(const QString &label, const std::string &pointer, int min, int max)
+{
+    auto *spin = new QSpinBox(this);
+    spin->setRange(min, max);
+    spin->setAccelerated(true);
+    spin->setKeyboardTracking(false); // one edit per Enter or arrow step, not per typed digit
+    spin->setObjectName(qs(pointer));
+    spin->setToolTip(label);
+    m_fields.push_back({pointer, spin, [spin](const json &v) {
+                            if (v.is_number_integer())
+                                spin->setValue(v.get<int>());
+                        }});
+    const int key = m_nextMergeKey++;
+    // Every step of the spin box is an edit; steps on the same field merge into one undo step.
+    connect(spin, &QSpinBox::valueChanged, this,
+            [this, label, pointer, key](int v) { emit fieldEdited(tr("Set %1").arg(label.toLower()), pointer, v, key); });
+    return spin;
+}
+
+QComboBox *PlanInspector::choiceEditor(const QString &label, const std::string &pointer, const QStringList &choices)
+{
+    auto *combo = new QComboBox(this);
+    combo->addItems(choices);
+    combo->setObjectName(qs(pointer));
+    combo->setToolTip(label);
+    m_fields.push_back({pointer, combo, [combo](const json &v) {
+                            if (v.is_string())
+                                combo->setCurrentText(qs(v.get<std::string>()));
+                        }});
+    connect(combo, &QComboBox::activated, this, [this, label, pointer, combo] {
+        emit fieldEdited(tr("Set %1").arg(label.toLower()), pointer, combo->currentText().toStdString(), -1);
+    });
+    return combo;
+}
+
+void PlanInspector::emitHardware()
+{
+    const auto *chip = model::ChipCatalog::builtin().find(m_chip->currentData().toString().toStdString());
+    if (!chip)
+        return;
+    json hardware = valueAt(m_json, "/hardware");
+    if (!hardware.is_object())
+        hardware = json::object();
+    const std::string oldChip = hardware.value("chip", json("")).is_string() ? hardware.value("chip", std::string()) : "";
+    const auto *old = model::ChipCatalog::builtin().find(oldChip);
+    hardware["chip"] = chip->id;
+    const bool familyChanged = !old || old->isTpu() != chip->isTpu() || (old->ici && chip->ici && old->ici->torusDims != chip->ici->torusDims);
+    if (chip->isTpu()) {
+        json shape = json::array();
+        for (const QString &part : m_shape->text().split(QLatin1Char('x'), Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const int n = part.trimmed().toInt(&ok);
+            shape.push_back(ok ? json(n) : json(part.trimmed().toStdString()));
+        }
+        if (familyChanged)
+            shape = chip->ici && chip->ici->torusDims >= 3 ? json{4, 4, 4} : json{4, 4};
+        hardware["topology"] = shape;
+        hardware["slices"] = m_slices->value();
+    } else {
+        if (familyChanged)
+            hardware["topology"] = {{"nodes", m_nodes->value()}, {"gpus_per_node", chip->nvlink ? chip->nvlink->domainSize : 8}};
+        else
+            hardware["topology"] = {{"nodes", m_nodes->value()}, {"gpus_per_node", m_gpusPerNode->value()}};
+        hardware.erase("slices");
+    }
+    if (hardware != valueAt(m_json, "/hardware"))
+        emit hardwareEdited(hardware);
+}
+
+void PlanInspector::setPlan(const json &planJson, const model::Plan &plan,
+                            const model::Expected<model::Evaluation> &evaluation)
+{
+    m_json = planJson;
+    // Show effective values: the normalized plan fills defaults the file leaves out.
+    json shown = model::planToJson(plan);
+    shown["title"] = planJson.value("title", json(""));
+    for (const auto &field : m_fields) {
+        const QSignalBlocker block(field.editor);
+        field.show(valueAt(shown, field.pointer));
+    }
+    {
+        const QSignalBlocker block(m_chip);
+        m_chip->setCurrentIndex(m_chip->findData(qs(plan.topology.chip().id)));
+    }
+    const bool tpu = plan.topology.chip().isTpu();
+    m_tpuRows->setVisible(tpu);
+    m_gpuRows->setVisible(!tpu);
+    const auto &axes = plan.topology.axes();
+    if (tpu) {
+        QStringList dims;
+        int slices = 1;
+        for (const auto &axis : axes) {
+            if (axis.name == "slice")
+                slices = axis.size;
+            else
+                dims << QString::number(axis.size);
+        }
+        const QSignalBlocker b1(m_shape), b2(m_slices);
+        m_shape->setText(dims.join(QLatin1Char('x')));
+        m_slices->setValue(slices);
+    } else {
+        const QSignalBlocker b1(m_nodes), b2(m_gpusPerNode);
+        for (const auto &axis : axes) {
+            if (axis.name == "node")
+                m_nodes->setValue(axis.size);
+            else if (axis.name == "gpu")
+                m_gpusPerNode->setValue(axis.size);
+        }
+    }
+    for (model::Role role : model::kRoles) {
+        auto *spin = m_degrees[static_cast<std::size_t>(role)];
+        const QSignalBlocker block(spin);
+        spin->setValue(plan.parallelism.degree(role));
+    }
+    m_chips->setText(QString::number(plan.topology.chipCount()) + QStringLiteral(" · ") + qs(plan.topology.describe()));
+    m_model->setText(qs(plan.model.name));
+    const bool training = plan.kind == model::WorkloadKind::Training;
+    {
+        const QSignalBlocker block(m_kind);
+        m_kind->setCurrentIndex(training ? 0 : 1);
+    }
+    m_training->setVisible(training);
+    m_inference->setVisible(!training);
+    m_summary->setText(planSummaryHtml(plan, evaluation));
+}
+
+QWidget *PlanInspector::editorFor(const std::string &pointer) const
+{
+    for (const auto &field : m_fields)
+        if (field.pointer == pointer)
+            return field.editor;
+    return nullptr;
+}
+
+QSpinBox *PlanInspector::degreeEditor(model::Role role) const
+{
+    return m_degrees[static_cast<std::size_t>(role)];
+}
+
+QString PlanInspector::summaryText() const
+{
+    return m_summary->text();
+}
+
+} // namespace meshplan::views

@@ -1,0 +1,77 @@
+#pragma once
+// The plan inspector: the plan's hardware, parallelism and workload as editable fields, and the
+// summary of its evaluation. Edits leave as intent signals; the document decides.
+
+#include "evaluation.h"
+#include "expected.h"
+#include "plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QWidget>
+
+#include <functional>
+#include <vector>
+
+class QComboBox;
+class QFormLayout;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace meshplan::views {
+
+class PlanInspector : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit PlanInspector(QWidget *parent = nullptr);
+    ~PlanInspector() override;
+
+    /// Shows `planJson` (the document's JSON), its loaded `plan` and its evaluation.
+    void setPlan(const nlohmann::json &planJson, const model::Plan &plan,
+                 const model::Expected<model::Evaluation> &evaluation);
+
+    /// The editor of the field at JSON pointer `pointer` ("/workload/global_batch"), or nullptr.
+    QWidget *editorFor(const std::string &pointer) const;
+    QSpinBox *degreeEditor(model::Role role) const;
+    QString summaryText() const;
+
+signals:
+    /// Set the field at `pointer` to `value`; edits of the same field merge (`mergeKey`).
+    void fieldEdited(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey);
+    void degreeEdited(model::Role role, int degree);
+    void hardwareEdited(const nlohmann::json &hardware);
+    void kindEdited(const std::string &kind);
+
+private:
+    struct Field;
+    void addField(QFormLayout *form, const QString &label, const std::string &pointer, QWidget *editor,
+                  const QString &toolTip, std::function<void(const nlohmann::json &)> show);
+    QSpinBox *intEditor(const QString &label, const std::string &pointer, int min, int max);
+    QComboBox *choiceEditor(const QString &label, const std::string &pointer, const QStringList &choices);
+    void emitHardware();
+
+    std::vector<Field> m_fields;
+    int m_nextMergeKey = 100;
+    nlohmann::json m_json;
+    QLineEdit *m_title = nullptr;
+    QComboBox *m_chip = nullptr;
+    QLineEdit *m_shape = nullptr;
+    QSpinBox *m_slices = nullptr;
+    QSpinBox *m_nodes = nullptr;
+    QSpinBox *m_gpusPerNode = nullptr;
+    QWidget *m_tpuRows = nullptr;
+    QWidget *m_gpuRows = nullptr;
+    QComboBox *m_kind = nullptr;
+    std::array<QSpinBox *, 6> m_degrees{};
+    QLabel *m_chips = nullptr;
+    QGroupBox *m_training = nullptr;
+    QGroupBox *m_inference = nullptr;
+    QLabel *m_model = nullptr;
+    QLabel *m_summary = nullptr;
+};
+
+} // namespace meshplan::views

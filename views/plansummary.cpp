@@ -1,0 +1,118 @@
+#include "plansummary.h"
+
+#include "units.h"
+
+#include <QCoreApplication>
+
+namespace meshplan::views {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("PlanSummary", text);
+}
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+QString secs(double s)
+{
+    return qs(model::formatSeconds(s));
+}
+
+QString gib(double bytes)
+{
+    return qs(model::formatBytes(bytes, true));
+}
+
+QString num(double value)
+{
+    return qs(model::formatNumber(value));
+}
+
+QString rate(double perSecond)
+{
+    if (perSecond >= 1e6)
+        return num(perSecond / 1e6) + QStringLiteral("M");
+    if (perSecond >= 1e3)
+        return num(perSecond / 1e3) + QStringLiteral("k");
+    return num(perSecond);
+}
+
+QString row(const QString &name, const QString &value)
+{
+    return QStringLiteral("<tr><td style='padding-right:10px'>%1</td><td><b>%2</b></td></tr>").arg(name, value);
+}
+
+} // namespace
+
+QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation)
+{
+    if (!evaluation) {
+        return QStringLiteral("<p style='color:#c0392b'><b>%1</b><br>%2</p>")
+            .arg(tr("This plan cannot be evaluated."), qs(evaluation.error().toString()).toHtmlEscaped());
+    }
+    const auto &e = *evaluation;
+    QString html;
+    const auto &m = e.memory;
+    html += m.fits ? QStringLiteral("<p style='color:#1e8449'><b>✔ %1</b></p>")
+                         .arg(tr("Fits: %1 of %2 HBM per chip").arg(gib(m.total), gib(m.capacity)))
+                   : QStringLiteral("<p style='color:#c0392b'><b>✘ %1</b></p>")
+                         .arg(tr("Does not fit: %1 needed, %2 HBM per chip").arg(gib(m.total), gib(m.capacity)));
+    html += QStringLiteral("<table>");
+    if (plan.kind == model::WorkloadKind::Training) {
+        const auto &s = e.step;
+        html += row(tr("Step time"), secs(s.time));
+        html += row(tr("  compute"), secs(s.compute));
+        html += row(tr("  exposed comms"), secs(s.exposedCommunication) + tr(" of ") + secs(s.communication));
+        if (s.bubble > 0)
+            html += row(tr("  pipeline bubble"), secs(s.bubble));
+        html += row(tr("MFU"), num(100.0 * e.mfu) + QStringLiteral("%"));
+        html += row(tr("Tokens/s"), rate(e.tokensPerS));
+    } else if (e.inference) {
+        const auto &i = *e.inference;
+        html += row(tr("Time to first token"), secs(i.timeToFirstTokenS));
+        html += row(tr("Decode step"), secs(i.decodeStepS));
+        html += row(tr("Tokens/s"), rate(i.tokensPerS) + tr(" (%1 per chip)").arg(rate(i.tokensPerSPerChip)));
+        html += row(tr("Largest batch that fits"), num(e.serving.maxBatch));
+        if (e.serving.costPerMillionTokens > 0)
+            html += row(tr("Cost per 1M tokens"), QStringLiteral("$") + num(e.serving.costPerMillionTokens));
+    }
+    html += row(tr("Bound by"), qs(e.bound));
+    html += row(tr("Chips"), QString::number(e.chips));
+    html += QStringLiteral("</table>");
+    if (!e.warnings.empty()) {
+        html += QStringLiteral("<p><b>%1</b></p><ul style='margin-left:-20px'>").arg(tr("Warnings"));
+        for (const auto &w : e.warnings)
+            html += QStringLiteral("<li>%1</li>").arg(qs(w.message).toHtmlEscaped());
+        html += QStringLiteral("</ul>");
+    }
+    return html;
+}
+
+QString planSummaryLine(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation)
+{
+    if (!evaluation)
+        return tr("Cannot evaluate: ") + qs(evaluation.error().toString());
+    const auto &e = *evaluation;
+    QStringList parts;
+    parts << (e.memory.fits ? tr("fits (%1 of %2)") : tr("DOES NOT FIT (%1 of %2)"))
+                 .arg(gib(e.memory.total), gib(e.memory.capacity));
+    if (plan.kind == model::WorkloadKind::Training) {
+        parts << secs(e.step.time) + tr("/step") << tr("MFU %1%").arg(num(100.0 * e.mfu))
+              << tr("%1 tokens/s").arg(rate(e.tokensPerS));
+    } else if (e.inference) {
+        parts << tr("TTFT %1").arg(secs(e.inference->timeToFirstTokenS))
+              << tr("%1/token").arg(secs(e.inference->decodeStepS))
+              << tr("%1 tokens/s").arg(rate(e.inference->tokensPerS));
+    }
+    parts << tr("%1-bound").arg(qs(e.bound));
+    if (!e.warnings.empty())
+        parts << QCoreApplication::translate("PlanSummary", "%n warning(s)", nullptr, static_cast<int>(e.warnings.size()));
+    return parts.join(QStringLiteral(" · "));
+}
+
+} // namespace meshplan::views
