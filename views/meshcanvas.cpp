@@ -23,8 +23,8 @@ using model::Role;
 
 namespace {
 
-constexpr double kPitch = 14;   // chip cell plus gap, scene units
-constexpr double kCell = 12;
+constexpr double kUnitPitch = 14; // chip cell plus gap at scale 1, scene units
+constexpr double kUnitCell = 12;
 constexpr double kBlockGap = 12;
 constexpr int kMaxItems = 2048; // drawn blocks; more nodes or layers are aggregated
 constexpr double kBarWidth = 250;
@@ -54,6 +54,8 @@ struct MeshCanvas::Paint {
     std::int64_t hoveredStage = 0;
     int cols = 1;
     int rows = 1;
+    double pitch = kUnitPitch; // chips of small meshes are drawn larger
+    double cell = kUnitCell;
     std::int64_t chipsPerBlock = 1;
     MeshCanvas::DropTarget dropHover;
 };
@@ -80,9 +82,9 @@ public:
         if (m_blocks != 1 || !m_rect.contains(scenePos))
             return -1;
         const QPointF local = scenePos - m_rect.topLeft();
-        const int col = static_cast<int>(local.x() / kPitch);
-        const int row = static_cast<int>(local.y() / kPitch);
-        if (col >= p.cols || row >= p.rows || local.x() - col * kPitch > kCell || local.y() - row * kPitch > kCell)
+        const int col = static_cast<int>(local.x() / p.pitch);
+        const int row = static_cast<int>(local.y() / p.pitch);
+        if (col >= p.cols || row >= p.rows || local.x() - col * p.pitch > p.cell || local.y() - row * p.pitch > p.cell)
             return -1;
         const std::int64_t index = static_cast<std::int64_t>(row) * p.cols + col;
         if (index >= p.chipsPerBlock)
@@ -95,7 +97,7 @@ public:
         const auto &p = m_canvas->paintState();
         const auto col = static_cast<double>(localIndex % p.cols);
         const auto row = static_cast<double>(localIndex / p.cols);
-        return {m_rect.x() + col * kPitch, m_rect.y() + row * kPitch, kCell, kCell};
+        return {m_rect.x() + col * p.pitch, m_rect.y() + row * p.pitch, p.cell, p.cell};
     }
 
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *) override
@@ -104,7 +106,7 @@ public:
         const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
         const std::int64_t first = m_first * p.chipsPerBlock;
         const std::int64_t last = (m_first + m_blocks) * p.chipsPerBlock;
-        if (m_blocks > 1 || lod * kPitch < 3) {
+        if (m_blocks > 1 || lod * p.pitch < 3) {
             // Too small to draw chip by chip: one tile, marked when it holds the hovered chip.
             painter->setPen(Qt::NoPen);
             QColor fill = p.base;
@@ -131,7 +133,7 @@ public:
             if (p.groups && pipelined && p.groups->rankIn(chip, Role::Pipeline) % 2 == 1)
                 fill = p.baseAlt;
             // Outlines only where a chip is big enough on screen for them to read as outlines.
-            QPen pen = lod * kPitch >= 6 ? QPen(p.mid, 0) : QPen(Qt::NoPen);
+            QPen pen = lod * p.pitch >= 6 ? QPen(p.mid, 0) : QPen(Qt::NoPen);
             bool dot = false;
             bool bar = false;
             if (p.groups && p.hovered >= 0) {
@@ -373,8 +375,17 @@ void MeshCanvas::rebuildScene()
     p.chipsPerBlock = topo.chipCount() / std::max<std::int64_t>(1, blocks);
     m_aggregate = std::max<std::int64_t>(1, (blocks + kMaxItems - 1) / kMaxItems);
 
-    const double blockW = p.cols * kPitch - (kPitch - kCell);
-    const double blockH = p.rows * kPitch - (kPitch - kCell);
+    // Small meshes get bigger chips, so the mesh is not dwarfed by its axis bars.
+    {
+        const double headerWidth = static_cast<double>(axes.size()) * (kBarWidth + 10);
+        const double unitWidth = static_cast<double>(p.cols) * kUnitPitch
+                                 * std::ceil(std::sqrt(static_cast<double>(std::max<std::int64_t>(1, blocks))));
+        const double grow = std::clamp(0.8 * headerWidth / std::max(1.0, unitWidth), 1.0, 4.0);
+        p.pitch = kUnitPitch * grow;
+        p.cell = kUnitCell * grow;
+    }
+    const double blockW = p.cols * p.pitch - (p.pitch - p.cell);
+    const double blockH = p.rows * p.pitch - (p.pitch - p.cell);
     const double labelH = tpu ? 0 : 14;
     const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
     const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
@@ -472,13 +483,13 @@ void MeshCanvas::rebuildScene()
                     continue;
                 QPainterPath path;
                 if (axis.name == "x") {
-                    path.moveTo(first.left() + kCell / 2, first.bottom() + 2);
+                    path.moveTo(first.left() + p.cell / 2, first.bottom() + 2);
                     path.cubicTo(first.left(), first.bottom() + 12, first.right(), first.bottom() + 12,
-                                 first.right() - kCell / 2, first.bottom() + 2);
+                                 first.right() - p.cell / 2, first.bottom() + 2);
                 } else if (axis.name == "y") {
-                    path.moveTo(first.right() + 2, first.top() + kCell / 2);
+                    path.moveTo(first.right() + 2, first.top() + p.cell / 2);
                     path.cubicTo(first.right() + 10, first.top(), first.right() + 10, first.bottom(), first.right() + 2,
-                                 first.bottom() - kCell / 2);
+                                 first.bottom() - p.cell / 2);
                 } else {
                     continue;
                 }

@@ -9,6 +9,7 @@
 #include "planinspector.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QMimeData>
 #include <QProcess>
@@ -307,6 +308,46 @@ private slots:
         window().document()->newDefault();
         QVERIFY(window().openFile(path));
         QCOMPARE(doc().json(), saved);
+    }
+
+    void recoversAfterACrash()
+    {
+        QTemporaryDir dir;
+        json edited;
+        {
+            // A session that edits and autosaves, then dies without a clean exit (no close, no discard).
+            MainWindow crashed(nullptr, dir.path());
+            crashed.setInteractive(false);
+            QVERIFY(crashed.dropModel("llama-3-8b"));
+            QVERIFY(crashed.editField(QStringLiteral("Set global batch"), "/workload/global_batch", 512));
+            edited = crashed.document()->json();
+            QVERIFY(crashed.autosaver()->saveNow());
+        }
+        MainWindow next(nullptr, dir.path());
+        next.setInteractive(false);
+        QCOMPARE(next.document()->json().at("model"), json("llama-3-70b"));
+        next.offerRecovery();
+        QCOMPARE(next.document()->json(), edited);
+        QVERIFY(next.document()->isModified());
+        QVERIFY(next.isWindowModified());
+        // The copy is consumed: a third start offers nothing.
+        QVERIFY(meshplan::app::Autosaver::orphans(dir.path()).isEmpty());
+    }
+
+    void switchesBetweenTrainingAndServing()
+    {
+        auto *kind = window().inspector()->findChild<QComboBox *>();
+        QVERIFY(kind);
+        QVERIFY(window().editKind("inference"));
+        QCOMPARE(doc().plan().kind, meshplan::model::WorkloadKind::Inference);
+        QVERIFY(doc().evaluation());
+        QVERIFY(doc().evaluation()->inference.has_value());
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("Time to first token")));
+        auto *batch = qobject_cast<QSpinBox *>(window().inspector()->editorFor("/workload/batch"));
+        QVERIFY(batch && batch->isVisibleTo(window().inspector()));
+        QVERIFY(!window().inspector()->editorFor("/workload/global_batch")->isVisibleTo(window().inspector()));
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().kind, meshplan::model::WorkloadKind::Training);
     }
 
     void everyCommandHasAShortcut()
