@@ -50,6 +50,26 @@ struct CollectiveUse {
     double exposedS = 0;      ///< the part not hidden behind compute
     LinkKind link = LinkKind::Ici;
     bool latencyBound = false;
+    /// The compute one occurrence runs beside on the busiest chip: its FLOPs (per chip) and their
+    /// time at the evaluation's rates. In training this is the window the step cost hides the
+    /// collective behind (fsdp weights: one layer's forward; gradients: the backward; tensor: one
+    /// matmul block); in serving, where nothing hides them, the work between two occurrences.
+    /// Not part of the result contract; the roofline (oproofline.h) places collectives with it.
+    double overlapFlops = 0;
+    double overlapS = 0;
+};
+
+/// One operation of one transformer layer (or the logits matmul) on the busiest chip, for one
+/// occurrence, built from the same quantities as the step cost (book ch. 1: a [B, D] x [D, F]
+/// matmul does 2BDF FLOPs and moves its input, weights and output through HBM).
+struct OperationCost {
+    std::string op;     ///< "attention qkv projection", "mlp down", "decode: attention core", ...
+    std::string kind;   ///< matmul, attention, elementwise
+    double flops = 0;   ///< per chip, one occurrence
+    double bytes = 0;   ///< HBM bytes per chip, one occurrence
+    double timeS = 0;   ///< max(FLOPs / peak, bytes / HBM) at the evaluation's rates
+    std::int64_t countPerStep = 0; ///< occurrences per training step (layers x microbatches x passes),
+                                   ///< per decode step, or per prefill
 };
 
 struct Warning {
@@ -125,6 +145,11 @@ struct Evaluation {
     std::vector<CollectiveUse> collectives;
     std::vector<Warning> warnings;
     std::optional<InferenceResult> inference;
+    /// Training: one layer's operations (dense and, for MoE, MoE layers) and the logits matmul at
+    /// the per-chip tokens per microbatch. Serving: the mean decode step's ("decode: ...") and the
+    /// prefill's ("prefill: ..."). Operations with no FLOPs or no bytes are left out. Not part of
+    /// the result contract.
+    std::vector<OperationCost> operations;
 };
 
 /// One collective of a step as the result reports it: `count` occurrences of `timeEach` seconds,

@@ -52,7 +52,13 @@ private:
     Phase prefill(double sequences, bool record);
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
-    void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count);
+    /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
+    void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
+                       double overlapFlops, double overlapS);
+    /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
+    /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
+    void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
+    void addOperation(const std::string &op, const char *kind, double flops, double bytes, double count);
     double collectiveTime(CollectiveOp op, Role role, double bytes) const;
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
 
@@ -135,7 +141,8 @@ double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes) c
     return collectiveCost(m_t, op, m_placement.of(role), bytes, m_options).time;
 }
 
-void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count)
+void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
+                                  double overlapFlops, double overlapS)
 {
     const auto &spans = m_placement.of(role);
     if (count <= 0 || bytes <= 0 || spans.empty())
@@ -144,6 +151,83 @@ void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, R
     // Serving is latency-bound: nothing hides these.
     m_out.collectives.push_back(
         collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count, m_options));
+    m_out.collectives.back().overlapFlops = overlapFlops;
+    m_out.collectives.back().overlapS = overlapS;
+}
+
+void InferenceCost::addOperation(const std::string &op, const char *kind, double flops, double bytes, double count)
+{
+    if (!(flops > 0) || !(bytes > 0) || count <= 0)
+        return;
+    OperationCost c;
+    c.op = op;
+    c.kind = kind;
+    c.flops = flops;
+    c.bytes = bytes;
+    c.timeS = std::max(flops / m_peak, bytes / m_hbm);
+    c.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    m_out.operations.push_back(std::move(c));
+}
+
+void InferenceCost::recordOperations(const std::string &prefix, double rows, double context, double kvRead,
+                                     double expertFraction)
+{
+    // Per chip, as the step cost counts it: FLOPs and weights over the chips of one stage. Tensor
+    // parallelism splits the widths (heads, d_ff); fsdp, expert and context the rows.
+    const ModelSpec &m = m_model;
+    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    const double tp = m_tp;
+    const double r = rows * tp / lanes; // rows (tokens) one chip multiplies
+    const double d = double(m.dModel);
+    const double act = m_actBytes;
+    const double wb = m_weightBytes;
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double layers = m.layers;
+    const double moeLayers = m.moeLayerCount();
+    const double denseLayers = layers - moeLayers;
+    // Queries, and the keys and values the cache takes (MLA: its latent and rope key).
+    const double qkvOut = m.heads * qk + (m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim)
+                                                : 2.0 * m.kvHeads * m.headDim);
+    const double outW = double(m.heads) * v * d;
+    const double qkvW = double(m_params.attentionPerLayer) - outW;
+    addOperation(prefix + "attention qkv projection", "matmul", 2.0 * rows * qkvW / lanes,
+                 wb * qkvW / lanes + act * r * (d + qkvOut / tp), layers);
+    addOperation(prefix + "attention output projection", "matmul", 2.0 * rows * outW / lanes,
+                 wb * outW / lanes + act * r * (m.heads * v / tp + d), layers);
+    // Decode reads the whole cache; prefill attends causally within the prompt (half of it on average).
+    addOperation(prefix + "attention core", "attention", 2.0 * rows * context * m.heads * (qk + v) / lanes,
+                 kvRead + act * r * m.heads * (qk + v) / tp, layers);
+    if (denseLayers > 0) {
+        const double f = double(m.dFf);
+        const double downW = d * f;
+        const double upW = double(m_params.denseMlpPerLayer) - downW;
+        addOperation(prefix + (m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up"), "matmul", 2.0 * rows * upW / lanes,
+                     wb * upW / lanes + act * r * (d + (width - 1.0) * f / tp), denseLayers);
+        addOperation(prefix + "mlp down", "matmul", 2.0 * rows * downW / lanes,
+                     wb * downW / lanes + act * r * (f / tp + d), denseLayers);
+    }
+    if (moeLayers > 0) {
+        const MoeSpec &e = *m.moe;
+        const double fe = double(e.dFfExpert);
+        const double sharedW = double(m_params.moeSharedPerLayer);
+        addOperation(prefix + "moe router and shared experts", "matmul", 2.0 * rows * sharedW / lanes,
+                     wb * sharedW / lanes + act * r * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp),
+                     moeLayers);
+        // Only the experts some token picked are read (all of them in a long prefill).
+        const double expertW = double(e.experts) * double(m_params.expertParams) * expertFraction;
+        addOperation(prefix + "moe routed experts", "matmul",
+                     2.0 * rows * e.expertsPerToken * double(m_params.expertParams) / lanes,
+                     wb * expertW / lanes + act * r * e.expertsPerToken * (2.0 * d + width * fe / tp), moeLayers);
+    }
+    if (m_mode == CostMode::Achievable) // about one FLOP per element the step's elementwise kernels move
+        addOperation(prefix + "elementwise", "elementwise", kDecodeElementwiseTensors * rows * d / lanes,
+                     kDecodeElementwiseTensors * rows * d * act / lanes, layers);
+    // The logits matmul (the final norm's FLOPs with it, as the step counts them).
+    const double logitsW = double(m.vocab * m.dModel);
+    addOperation(prefix + "logits (unembedding)", "matmul", 2.0 * rows * (logitsW + double(m_params.finalNorm)) / lanes,
+                 wb * logitsW / lanes + act * r * (d + double(m.vocab) / tp), 1.0);
 }
 
 InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, bool record)
@@ -178,14 +262,23 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     if (m_mode == CostMode::Achievable)
         ph.elementwise = kDecodeElementwiseTensors * batch * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
 
-    // Collectives of one step, all on the latency-critical path.
+    if (record)
+        recordOperations("decode: ", batch, context, kvRead * m_hbm / m.layers, expertFraction);
+
+    // Collectives of one step, all on the latency-critical path. What lies between two of them
+    // (per chip): a layer's matmuls, its attention, a MoE layer's experts, a stage.
+    const double layerFlops = ph.flops * m_peak / m.layers;
+    const double layerTime = ph.compute / m.layers;
+    const double attnLayerFlops = attnFlops * m_peak / m.layers;
+    const double attnLayerTime = ph.kv / m.layers;
     const double act = batch * double(m.dModel) * m_actBytes;
     const double perLayerAr = m.parallelBlock ? 1.0 : 2.0;
     double comms = 0;
     if (m_tp > 1) {
         comms += perLayerAr * m.layers * collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
         if (record)
-            addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers);
+            addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
+                          layerFlops / perLayerAr, layerTime / perLayerAr);
         const double headUnits = m.mla ? 1.0 : double(m.kvHeads);
         if (m_tp > headUnits) {
             // KV sharded over batch past K-way: queries and outputs move between head and batch
@@ -193,22 +286,29 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
             const double q = batch * m.heads * v * m_actBytes;
             comms += 2.0 * m.layers * collectiveTime(CollectiveOp::AllToAll, Role::Tensor, q);
             if (record)
-                addCollective(CollectiveOp::AllToAll, "decode: queries to batch-sharded KV", Role::Tensor, q, 2.0 * m.layers);
+                addCollective(CollectiveOp::AllToAll, "decode: queries to batch-sharded KV", Role::Tensor, q, 2.0 * m.layers,
+                              attnLayerFlops / 2.0, attnLayerTime / 2.0);
         }
     }
     if (m_ep > 1 && m.moe) {
         const double routed = batch * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
         comms += 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
-        if (record)
+        if (record) {
+            const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
+            const double expertRead = double(m.moe->experts) * double(m_params.expertParams) * expertFraction
+                                      * m_weightBytes / lanes;
             addCollective(CollectiveOp::AllToAll, "decode: expert dispatch and combine", Role::Expert, routed,
-                          2.0 * m.moeLayerCount());
+                          2.0 * m.moeLayerCount(), expertFlops / 2.0,
+                          std::max(expertFlops / m_peak, expertRead / m_hbm) / 2.0);
+        }
     }
     if (m_fs > 1) {
         const double layerWeights = (double(m_params.attentionPerLayer) + double(m_params.denseMlpPerLayer)) / m_tp
                                     * m_weightBytes;
         comms += m.layers * collectiveTime(CollectiveOp::AllGather, Role::Fsdp, layerWeights);
         if (record)
-            addCollective(CollectiveOp::AllGather, "decode: fsdp weights", Role::Fsdp, layerWeights, m.layers);
+            addCollective(CollectiveOp::AllGather, "decode: fsdp weights", Role::Fsdp, layerWeights, m.layers, layerFlops,
+                          layerTime);
     }
     if (m_cp > 1) {
         // Sequence-sharded KV: gather the queries, then combine partial attention outputs.
@@ -216,14 +316,17 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         comms += m.layers * (collectiveTime(CollectiveOp::AllGather, Role::Context, q)
                              + collectiveTime(CollectiveOp::AllReduce, Role::Context, q));
         if (record) {
-            addCollective(CollectiveOp::AllGather, "decode: queries to sequence-sharded KV", Role::Context, q, m.layers);
-            addCollective(CollectiveOp::AllReduce, "decode: partial attention outputs", Role::Context, q, m.layers);
+            addCollective(CollectiveOp::AllGather, "decode: queries to sequence-sharded KV", Role::Context, q, m.layers,
+                          attnLayerFlops, attnLayerTime);
+            addCollective(CollectiveOp::AllReduce, "decode: partial attention outputs", Role::Context, q, m.layers,
+                          attnLayerFlops, attnLayerTime);
         }
     }
     if (m_pp > 1) {
         comms += (m_pp - 1) * collectiveTime(CollectiveOp::SendRecv, Role::Pipeline, act);
         if (record)
-            addCollective(CollectiveOp::SendRecv, "decode: pipeline activations", Role::Pipeline, act, m_pp - 1);
+            addCollective(CollectiveOp::SendRecv, "decode: pipeline activations", Role::Pipeline, act, m_pp - 1,
+                          (ph.flops + attnFlops) * m_peak / m_pp, (ph.compute + ph.kv) / m_pp);
     }
     ph.comms = comms;
     return ph;
@@ -250,7 +353,13 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     ph.compute = std::max(ph.flops, ph.weights);
     if (m_mode == CostMode::Achievable)
         ph.elementwise = kDecodeElementwiseTensors * tokens * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+    if (record) // the attention kernel reads the prompt's keys and values as the cache stores them
+        recordOperations("prefill: ", tokens, 0.5 * prompt, tokens * m_kvPerToken / m.layers * m_pp / kvShards(sequences),
+                         1.0);
 
+    // What lies between two collectives (per chip): one sequence's layer, attention, experts or stage.
+    const double seqLayerFlops = (2.0 * matmulParams + attention) * prompt / (lanes * m.layers);
+    const double seqLayerTime = ph.compute / (sequences * m.layers);
     const double act = prompt * double(m.dModel) * m_actBytes; // one sequence's activations
     const double perLayerAr = m.parallelBlock ? 1.0 : 2.0;
     double comms = 0;
@@ -258,14 +367,16 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         comms += sequences * perLayerAr * m.layers * collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
         if (record)
             addCollective(CollectiveOp::AllReduce, "prefill: tensor activations", Role::Tensor, act,
-                          sequences * perLayerAr * m.layers);
+                          sequences * perLayerAr * m.layers, seqLayerFlops / perLayerAr, seqLayerTime / perLayerAr);
     }
     if (m_ep > 1 && m.moe) {
         const double routed = prompt * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
         comms += sequences * 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
-        if (record)
+        if (record) {
+            const double expertFlops = 2.0 * prompt * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
             addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch and combine", Role::Expert, routed,
-                          sequences * 2.0 * m.moeLayerCount());
+                          sequences * 2.0 * m.moeLayerCount(), expertFlops / 2.0, expertFlops / m_peak / 2.0);
+        }
     }
     if (m_cp > 1) {
         const double kv = prompt * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
@@ -274,13 +385,13 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
         if (record)
             addCollective(CollectiveOp::AllGather, "prefill: ring attention keys and values", Role::Context, kv,
-                          sequences * m.layers);
+                          sequences * m.layers, attention / m.layers * prompt / lanes, attnPerLayer);
     }
     if (m_pp > 1) {
         comms += (m_pp - 1) * collectiveTime(CollectiveOp::SendRecv, Role::Pipeline, act);
         if (record)
             addCollective(CollectiveOp::SendRecv, "prefill: pipeline activations", Role::Pipeline, act,
-                          sequences * (m_pp - 1));
+                          sequences * (m_pp - 1), seqLayerFlops * m.layers / m_pp, seqLayerTime * m.layers / m_pp);
     }
     ph.comms = comms;
     return ph;

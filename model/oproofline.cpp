@@ -1,1 +1,107 @@
 #include "oproofline.h"
+
+#include "roofline.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace meshplan::model {
+
+namespace {
+
+bool positive(double v)
+{
+    return v > 0 && std::isfinite(v);
+}
+
+std::vector<RooflineCeiling> ceilingsOf(const Topology &topology)
+{
+    const Chip &chip = topology.chip();
+    std::vector<RooflineCeiling> out;
+    constexpr std::array<DType, kDTypeCount> kOrder{DType::Fp32, DType::Fp16, DType::Bf16, DType::Fp8,
+                                                    DType::Int8, DType::Fp4,  DType::Int4};
+    for (DType type : kOrder)
+        if (const double peak = chip.listedPeakFlops(type); positive(peak))
+            out.push_back({std::string(dtypeName(type)) + " peak", peak, false});
+    if (positive(chip.hbmBandwidth))
+        out.push_back({"HBM", chip.hbmBandwidth, true});
+
+    bool ici = false, dcn = false, nvlink = false, scaleOut = false;
+    for (const MeshAxis &axis : topology.axes()) {
+        if (axis.size <= 1)
+            continue;
+        ici = ici || axis.link == LinkKind::Ici;
+        dcn = dcn || axis.link == LinkKind::Dcn;
+        nvlink = nvlink || axis.link == LinkKind::Nvlink;
+        scaleOut = scaleOut || axis.link == LinkKind::ScaleOut;
+    }
+    // The book's W_ici: both directions of one axis's links (ch. 2); a collective over k axes
+    // gets k times this.
+    if (ici && chip.ici && positive(chip.ici->linkBandwidth))
+        out.push_back({"ICI (per axis)", resourceBandwidth(chip, Resource::Ici, 1), true});
+    if (dcn && positive(chip.dcnBandwidth))
+        out.push_back({"DCN (per chip)", chip.dcnBandwidth, true});
+    if (nvlink && chip.nvlink && positive(chip.nvlink->bandwidth))
+        out.push_back({"NVLink (per GPU)", chip.nvlink->bandwidth, true});
+    if (scaleOut && chip.scaleOut && !topology.axes().empty()) {
+        // The node's scale-out NICs are shared by its GPUs.
+        const double perGpu = chip.scaleOut->nodeEgressBandwidth / topology.axes().front().size;
+        if (positive(perGpu))
+            out.push_back({"scale-out (per GPU)", perGpu, true});
+    }
+    return out;
+}
+
+} // namespace
+
+OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
+{
+    OpRoofline r;
+    const Chip &chip = plan.topology.chip();
+    r.ceilings = ceilingsOf(plan.topology);
+    const DType computeDtype =
+        plan.kind == WorkloadKind::Training ? plan.training.computeDtype : plan.inference.computeDtype;
+    if (positive(chip.hbmBandwidth))
+        r.criticalIntensity = chip.peakFlops(computeDtype) / chip.hbmBandwidth;
+
+    for (const OperationCost &op : evaluation.operations) {
+        RooflinePoint p;
+        p.op = op.op;
+        p.kind = op.kind;
+        p.flops = op.flops;
+        p.bytes = op.bytes;
+        p.intensity = op.flops / op.bytes;
+        p.timeS = op.timeS;
+        p.achievedFlopsPerS = op.flops / op.timeS;
+        p.bound = p.intensity > r.criticalIntensity ? "compute" : "hbm";
+        p.countPerStep = static_cast<int>(std::min<std::int64_t>(op.countPerStep, 2'000'000'000));
+        if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)
+            && positive(p.achievedFlopsPerS))
+            r.points.push_back(std::move(p));
+    }
+
+    for (std::size_t i = 0; i < evaluation.collectives.size(); ++i) {
+        const CollectiveUse &c = evaluation.collectives[i];
+        if (c.countPerStep <= 0)
+            continue;
+        const double each = c.timeS / double(c.countPerStep);
+        RooflinePoint p;
+        p.op = c.purpose;
+        p.kind = "collective";
+        p.flops = c.overlapFlops;
+        p.bytes = c.bytesPerChip;
+        p.intensity = p.flops / p.bytes;
+        p.timeS = std::max(c.overlapS, each);
+        p.achievedFlopsPerS = p.flops / p.timeS;
+        p.bound = c.overlapS >= each ? "compute" : std::string(linkName(c.link));
+        p.collective = static_cast<int>(i);
+        p.countPerStep = static_cast<int>(std::min<std::int64_t>(c.countPerStep, 2'000'000'000));
+        if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)
+            && positive(p.achievedFlopsPerS))
+            r.points.push_back(std::move(p));
+    }
+    return r;
+}
+
+} // namespace meshplan::model

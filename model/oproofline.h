@@ -11,34 +11,54 @@
 namespace meshplan::model {
 
 struct RooflinePoint {
-    std::string op;       ///< "attention qkv projection", "mlp up+gate", "attention core", "fsdp weights", ...
+    std::string op;       ///< "attention qkv projection", "mlp up+gate", "attention core", "fsdp weights",
+                          ///< "decode: mlp down", "prefill: attention core", ...
     std::string kind;     ///< matmul, attention, elementwise, collective
-    double flops = 0;     ///< per chip, per occurrence
+    double flops = 0;     ///< per chip, per occurrence (collectives: the FLOPs it can overlap)
     double bytes = 0;     ///< per chip: HBM bytes (on-chip ops) or bytes sent over the link (collectives)
     double intensity = 0; ///< flops / bytes
-    double timeS = 0;     ///< per occurrence, at the plan's achievable rates
+    double timeS = 0;     ///< per occurrence, at the rates of the evaluation (achievable by default)
     double achievedFlopsPerS = 0; ///< flops / timeS
-    std::string bound;    ///< compute, hbm, or the link name (ici, dcn, nvlink, scale-out)
+    /// On-chip ops: "compute" when intensity > criticalIntensity, else "hbm" (the side of the
+    /// ridge). Collectives: "compute" when the compute they overlap takes at least as long as one
+    /// occurrence, else the link name (ici, dcn, nvlink, scale-out).
+    std::string bound;
     int collective = -1;  ///< index into Evaluation::collectives for collectives
     int countPerStep = 0; ///< occurrences per step (layers x microbatches x passes)
 };
 
 struct RooflineCeiling {
-    std::string name;     ///< "bf16 peak", "int8 peak", "HBM", "ICI (x)", "NVLink", ...
+    std::string name;     ///< "bf16 peak", "int8 peak", "HBM", "ICI (per axis)", "DCN (per chip)",
+                          ///< "NVLink (per GPU)", "scale-out (per GPU)"
     double value = 0;     ///< FLOPs/s for compute ceilings, bytes/s for slopes
     bool slope = false;   ///< a bandwidth slope (rate = value x intensity) rather than a flat peak
 };
 
 struct OpRoofline {
+    /// The chip's datasheet: each dtype's listed peak, the HBM slope, and one slope per link kind
+    /// of the topology: ICI per axis (both directions, the book's W_ici), DCN per chip, NVLink per
+    /// GPU, scale-out per GPU (the node's egress over its GPUs).
     std::vector<RooflineCeiling> ceilings;
     std::vector<RooflinePoint> points;
-    double criticalIntensity = 0; ///< compute dtype peak / HBM bandwidth (the ridge point)
+    double criticalIntensity = 0; ///< compute dtype peak / HBM bandwidth (datasheet: the ridge point)
 };
 
 /// Every operation of one transformer layer on the busiest chip, sharded as the plan places it
 /// (per-chip tokens, heads, d_ff over tensor, experts over expert), plus each collective of the
-/// evaluation (its intensity: the FLOPs it overlaps per byte it sends). Points have positive,
-/// finite coordinates; operations with no FLOPs or no bytes are left out.
+/// evaluation. Points have positive, finite coordinates; operations with no FLOPs or no bytes
+/// are left out.
+///
+/// On-chip points are Evaluation::operations, i.e. the step cost's own FLOPs: training, one
+/// dense layer (and a MoE one) at the per-chip tokens per microbatch, plus the logits matmul;
+/// serving, the mean decode step ("decode: ...", the batch per replica, weights and KV cache
+/// read from HBM) and the prefill ("prefill: ..."). Bytes follow the book (ch. 1): a [B, D] x
+/// [D, F] matmul moves 2(BD + DF + BF) bytes in bf16.
+///
+/// A collective's point: FLOPs = the compute one occurrence can overlap (CollectiveUse::
+/// overlapFlops: one layer's forward for an fsdp gather, its backward for the gradients'
+/// reduce-scatter, one matmul block for a tensor collective, ...), bytes = what one chip sends
+/// per occurrence, so intensity compares with the link's C / W as the book's critical batches
+/// do; achieved rate = FLOPs / max(their compute time, the collective's time per occurrence).
 OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation);
 
 } // namespace meshplan::model

@@ -21,7 +21,10 @@ struct TimelineSegment {
 };
 
 struct StepTimeline {
-    std::vector<std::string> lanes; ///< top to bottom: "compute", then one lane per collective, ...
+    /// Top to bottom. Training: "compute" (compute, recompute, bubble, optimizer), then one lane
+    /// per collective ("fsdp weights (all-gather)"). Serving: "request", one lane per decode
+    /// component, then one per collective.
+    std::vector<std::string> lanes;
     std::vector<TimelineSegment> segments;
     double totalS = 0;              ///< the step time (training) or one request's time (serving)
 };
@@ -29,9 +32,16 @@ struct StepTimeline {
 /// Lays out `evaluation` of `plan` so that the lanes add up to its step time exactly: the
 /// compute lane spans [0, compute) (recompute its own segment at the end), the bubble follows,
 /// then the exposed communication (one segment per collective, in order), then the optimizer.
-/// Each collective's lane shows its hidden part inside the compute span and its exposed part
-/// where it sits on the critical path. Serving: prefill, first token, the decode steps, and one
-/// lane per decode component (weights, KV cache, compute, communication) scaled to the decode span.
+/// The segments other than "hidden" tile [0, totalS) without gaps. Each collective's lane shows
+/// its hidden part inside the compute span (gradient reductions ending with it, the others
+/// starting with it) and its exposed part where it sits on the critical path. (Pipeline fill and
+/// drain waits beyond a collective's own time appear as one more exposed segment on the
+/// pipeline lane.) Serving: prefill [0, prefillS) (disaggregated: this request's own prompt,
+/// prefillS / ceil(batch / prefill replicas), then the KV transfer), the first token up to TTFT,
+/// the decode steps up to TTFT + (generate_len - 1) x decode step; one lane per decode component
+/// (weights, KV cache, FLOPs, communication: each step's share times the steps, from TTFT), and
+/// each collective (prefill's inside the prefill, the decode steps' over the decode span).
+/// Empty segments are left out.
 StepTimeline stepTimeline(const Plan &plan, const Evaluation &evaluation);
 
 } // namespace meshplan::model

@@ -45,6 +45,8 @@ struct LayerCost {
     double savedSelective = 0; ///< ... with the attention core recomputed
     double savedFull = 0;      ///< ... with only the layer input kept
     double elementwise = 0;    ///< elements of intermediates per token (HBM traffic of non-matmul ops)
+    double qkvWidth = 0;       ///< per token: the queries, keys and values the projection writes
+    double attnOutWidth = 0;   ///< per token: the attention output the output projection reads
     bool moe = false;
 };
 
@@ -83,7 +85,13 @@ private:
     double layerForwardTime(const LayerCost &layer) const;
     MemoryBreakdown stageMemory(int stage) const;
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
-                       double bytes, double count, double exposed, double timeEach);
+                       double bytes, double count, double exposed, double timeEach, double overlapFlops,
+                       double overlapS);
+    /// One layer's operations (and the logits matmul) for the roofline; FLOPs as the step counts them.
+    void recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
+                          int stageMoe, double recomputeFactor);
+    void addOperation(const std::string &op, const char *kind, double flops, double bytes, double flopsRate,
+                      double count);
     CollectiveCost cost(CollectiveOp op, const std::vector<AxisSpan> &spans, double bytes) const
     {
         return collectiveCost(m_t, op, spans, bytes, m_options);
@@ -179,6 +187,8 @@ LayerCost TrainingCost::layerCost(bool moe) const
 
     const double qkv = m.mla ? (m.heads / tp) * (2 * qkDim + vDim) : (m.heads / tp + 2 * kvHeadsLocal) * m.headDim;
     const double attnOut = (m.heads / tp) * vDim;
+    c.qkvWidth = qkv;
+    c.attnOutWidth = attnOut;
     const double norms = m.parallelBlock ? 1.0 : 2.0;
     double mlpSaved = 0;
     const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
@@ -300,12 +310,87 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
 
 void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Role role,
                                  const std::vector<AxisSpan> &spans, double bytes, double count, double exposed,
-                                 double timeEach)
+                                 double timeEach, double overlapFlops, double overlapS)
 {
     if (count <= 0 || bytes <= 0)
         return;
     m_out.collectives.push_back(
         collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, m_options));
+    m_out.collectives.back().overlapFlops = overlapFlops;
+    m_out.collectives.back().overlapS = overlapS;
+}
+
+void TrainingCost::addOperation(const std::string &op, const char *kind, double flops, double bytes,
+                                double flopsRate, double count)
+{
+    if (!(flops > 0) || !(bytes > 0) || count <= 0)
+        return;
+    OperationCost c;
+    c.op = op;
+    c.kind = kind;
+    c.flops = flops;
+    c.bytes = bytes;
+    c.timeS = std::max(flops / flopsRate, bytes / m_hbm);
+    c.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    m_out.operations.push_back(std::move(c));
+}
+
+void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
+                                    int stageMoe, double recomputeFactor)
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const double B = m_tokensMb;
+    const double d = double(m.dModel);
+    const double act = m_actBytes;
+    const double wb = bytesPerElement(m_train.paramDtype);
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    // Occurrences per step: forward, backward (two matmuls of the forward's size), recompute.
+    const double passes = (1.0 + kBackwardFactor + recomputeFactor) * m_microbatches;
+    // The step counts every attention parameter (norms and biases too) as matmul weights: the
+    // output projection is heads x d_v x d, the queries, keys and values are the rest.
+    const double outW = double(m.heads) * vDim * d / tp;
+    const double qkvW = double(m_params.attentionPerLayer) / tp - outW;
+    const LayerCost &attn = stageDense > 0 ? dense : sparse;
+    addOperation("attention qkv projection", "matmul", 2.0 * B * qkvW, act * B * (d + attn.qkvWidth) + wb * qkvW,
+                 m_peak, stageLayers * passes);
+    addOperation("attention output projection", "matmul", 2.0 * B * outW,
+                 act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes);
+    const double attnCount = stageLayers * (passes + (m_train.remat == Remat::Selective ? m_microbatches : 0.0));
+    addOperation("attention core", "attention", B * attn.attnCoreFlops,
+                 act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act, m_peak,
+                 attnCount);
+    if (stageDense > 0) {
+        const double f = double(m.dFf);
+        const double downW = d * f / tp;
+        const double upW = double(m_params.denseMlpPerLayer) / tp - downW;
+        addOperation(m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up", "matmul", 2.0 * B * upW,
+                     act * B * (d + (width - 1.0) * f / tp) + wb * upW, m_peak, stageDense * passes);
+        addOperation("mlp down", "matmul", 2.0 * B * downW, act * B * (f / tp + d) + wb * downW, m_peak,
+                     stageDense * passes);
+        // About one FLOP per element of the intermediates (the step time counts only their bytes).
+        addOperation("elementwise", "elementwise", B * dense.elementwise,
+                     2.0 * m_elementwiseTraffic * dense.elementwise * B * act, m_peak, stageDense * passes);
+    }
+    if (stageMoe > 0) {
+        const MoeSpec &e = *m.moe;
+        const double fe = double(e.dFfExpert);
+        const double sharedW = double(m_params.moeSharedPerLayer) / tp;
+        addOperation("moe router and shared experts", "matmul", 2.0 * B * sharedW,
+                     act * B * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp) + wb * sharedW, m_peak,
+                     stageMoe * passes);
+        const double localWeights = double(e.experts) / m_d.expert * double(m_params.expertParams) / tp;
+        addOperation("moe routed experts", "matmul", B * sparse.expertFlops,
+                     act * B * e.expertsPerToken * (2.0 * d + width * fe / tp) + wb * localWeights,
+                     m_peak * m_expertEfficiency, stageMoe * passes);
+        addOperation("elementwise (moe layer)", "elementwise", B * sparse.elementwise,
+                     2.0 * m_elementwiseTraffic * sparse.elementwise * B * act, m_peak, stageMoe * passes);
+    }
+    // The logits matmul of the last stage: forward and backward, never recomputed.
+    const double logitsW = double(m.vocab * m.dModel) / tp;
+    addOperation("logits (unembedding)", "matmul", 2.0 * B * logitsW, act * B * (d + double(m.vocab) / tp) + wb * logitsW,
+                 m_peak, (1.0 + kBackwardFactor) * m_microbatches);
 }
 
 std::optional<Error> TrainingCost::run()
@@ -397,6 +482,17 @@ std::optional<Error> TrainingCost::run()
     const double recomputeRounds = m_train.remat == Remat::Full ? 1.0 : 0.0;
     double exposed = 0;
 
+    // The compute each collective runs beside, per occurrence (for the roofline; no effect on the step).
+    const auto forwardFlops = [&](const LayerCost &c) {
+        return (c.matmulFlops + c.attnCoreFlops + c.expertFlops) * m_tokensMb;
+    };
+    const double stageFwdFlops = stageDense * forwardFlops(dense) + stageMoe * forwardFlops(sparse);
+    const double stageFwdTime = stageDense * denseFwd + stageMoe * sparseFwd;
+    const double layerFwdFlops = stageFwdFlops / stageLayers;
+    const double layerFwdTime = stageFwdTime / stageLayers;
+    const double blocksPerLayer = m.parallelBlock ? 1.0 : 2.0; // attention and MLP, or one parallel block
+    recordOperations(dense, sparse, stageLayers, stageDense, stageMoe, recomputeFactor);
+
     // Tensor parallelism (Megatron): two all-reduces of the activations per layer forward (one for
     // a parallel block), the same backward, again for a recomputed forward.
     if (m_d.tensor > 1) {
@@ -412,15 +508,18 @@ std::optional<Error> TrainingCost::run()
             const double hidden = std::min(total, overlapWindow);
             exposed += total - hidden;
             addCollective(CollectiveOp::AllGather, "tensor activations (sequence parallel)", Role::Tensor, spans, v,
-                          count, count * ag * (1 - hidden / total), ag);
+                          count, count * ag * (1 - hidden / total), ag, layerFwdFlops / blocksPerLayer,
+                          layerFwdTime / blocksPerLayer);
             addCollective(CollectiveOp::ReduceScatter, "tensor activations (sequence parallel)", Role::Tensor, spans,
-                          v, count, count * rs * (1 - hidden / total), rs);
+                          v, count, count * rs * (1 - hidden / total), rs, layerFwdFlops / blocksPerLayer,
+                          layerFwdTime / blocksPerLayer);
         } else {
             const double ar = cost(CollectiveOp::AllReduce, spans, v).time;
             const double total = count * ar;
             const double hidden = std::min(total, overlapWindow);
             exposed += total - hidden;
-            addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar);
+            addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar,
+                          layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
         }
         // The book's limit (ch. 5, 12): past F·W/C-way, the activations' collectives outrun the matmuls.
         const double commPerLayer = perLayer / (2.0 + recomputeRounds) * (m_par.sequenceParallel
@@ -447,8 +546,10 @@ std::optional<Error> TrainingCost::run()
         const double count = 2.0 * (2.0 + recomputeRounds) * stageMoe * mb;
         const double each = cost(CollectiveOp::AllToAll, spans, v).time;
         exposed += count * each;
+        // Dispatch before the routed experts, combine after: half their work each.
+        const double expertFlops = sparse.expertFlops * m_tokensMb;
         addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
-                      count * each, each);
+                      count * each, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0);
     }
 
     // Context parallelism: ring attention passes keys and values around (overlapped with attention).
@@ -466,9 +567,11 @@ std::optional<Error> TrainingCost::run()
         exposed += exposedTotal;
         const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
         addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
-                      (1.0 + recomputeRounds) * stageLayers * mb, share * (1.0 + recomputeRounds) * ag, ag);
+                      (1.0 + recomputeRounds) * stageLayers * mb, share * (1.0 + recomputeRounds) * ag, ag,
+                      dense.attnCoreFlops * m_tokensMb, attnCoreTime(dense));
         addCollective(CollectiveOp::ReduceScatter, "context key and value gradients", Role::Context, spans, v,
-                      stageLayers * mb, share * rs, rs);
+                      stageLayers * mb, share * rs, rs, kBackwardFactor * dense.attnCoreFlops * m_tokensMb,
+                      kBackwardFactor * attnCoreTime(dense));
     }
 
     // FSDP / ZeRO-3: gather each layer's weights before its forward and again for its backward,
@@ -503,10 +606,14 @@ std::optional<Error> TrainingCost::run()
         exposed += exposedFsdp;
         const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
         const double avgV = bytesSum / agCount;
+        // A layer's gather prefetches behind the previous layer's forward (the book's B/X > C/W);
+        // its gradients' reduce-scatter behind the backward (with the recomputed forward).
+        const double backward = kBackwardFactor + recomputeFactor;
         addCollective(CollectiveOp::AllGather, "fsdp weights", Role::Fsdp, fsdpSpans, avgV, agCount, share * agTime,
-                      agTime / agCount);
+                      agTime / agCount, layerFwdFlops, layerFwdTime);
         addCollective(CollectiveOp::ReduceScatter, "fsdp gradients", Role::Fsdp, fsdpSpans,
-                      avgV * gradBytes / paramBytes, agCount / 2.0, share * rsTime, rsTime / (agCount / 2.0));
+                      avgV * gradBytes / paramBytes, agCount / 2.0, share * rsTime, rsTime / (agCount / 2.0),
+                      backward * layerFwdFlops, backward * layerFwdTime);
         // Compute grows with the per-chip batch, a layer's weight gather does not: the batch at
         // which they balance is the book's critical batch (B/X > C/W) for these axes.
         const LayerCost &typical = stageMoe > stageDense ? sparse : dense;
@@ -557,7 +664,8 @@ std::optional<Error> TrainingCost::run()
             const double hidden = std::min(each, std::max(0.0, window - used));
             used += each;
             exposed += each - hidden;
-            addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each);
+            addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
+                          kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor));
         };
         reduce(denseGroup, denseElements, "gradients");
         reduce(expertGroup, expertElements, "expert gradients");
@@ -584,7 +692,8 @@ std::optional<Error> TrainingCost::run()
         const double each = cost(CollectiveOp::SendRecv, spans, v).time;
         const double fill = 2.0 * (pp - 1.0) * each;
         exposed += fill;
-        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each);
+        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each,
+                      stageFwdFlops, stageFwdTime);
         if (m_par.microbatches < m_d.pipeline)
             warn("too-few-microbatches", std::to_string(m_par.microbatches) + " microbatches for "
                                              + std::to_string(m_d.pipeline) + " pipeline stages: the bubble is "
