@@ -52,6 +52,8 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                serving: latency against throughput across batch sizes
   cheapest PLAN.meshplan --latency SECONDS [--max-chips N] [--json]
                                                serving: the cheapest deployment within a per-token latency
+  render PLAN.meshplan --chart roofline|memory|timeline|sweep -o FILE.png|.pdf|.svg [--size WxH]
+                                               draws a chart of the plan (no display needed)
 Exit codes: 0 success, 2 bad input (one line on stderr naming the option).
 )";
 
@@ -280,6 +282,8 @@ std::string readFile(const std::string &path)
     return text;
 }
 
+} // namespace
+
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 m::Expected<m::Plan> loadPlan(const std::string &file)
 {
@@ -289,6 +293,8 @@ m::Expected<m::Plan> loadPlan(const std::string &file)
         return m::Error{"", e.message};
     }
 }
+
+namespace {
 
 json modelSummary(const m::ModelSpec &model, std::int64_t seqLen, m::DType kvDtype)
 {

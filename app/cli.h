@@ -1,6 +1,9 @@
 #pragma once
 // meshplan-cli: the command-line face of the model (plan-format.md's "Primitive calculators").
 
+#include "expected.h"
+#include "plan.h"
+
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -10,5 +13,12 @@ namespace meshplan::app {
 /// Runs one meshplan-cli command line (`args` without the program name), writing results to
 /// `out` and errors to `err`. Returns the process exit code: 0 on success, 2 for bad input.
 int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
+/// Runs `render PLAN --chart NAME -o FILE [--size WxH]` (`args` from "render" on); needs a
+/// QApplication. Same exit codes and error style as runCli.
+int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
+/// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
+model::Expected<model::Plan> loadPlan(const std::string &file);
 
 } // namespace meshplan::app

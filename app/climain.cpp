@@ -1,10 +1,26 @@
 // meshplan-cli: the model's calculators on the command line.
 #include "cli.h"
 
+#include <QApplication>
+
 #include <iostream>
 
 int main(int argc, char **argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args.front() == "render") {
+        // Charts need a GUI application but never a display: pick the offscreen platform.
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        // Qt's own chatter (no runtime dir, offscreen plugin notes) is not ours to report: errors
+        // are one line from runRender.
+        qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &, const QString &message) {
+            if (type == QtFatalMsg)
+                std::cerr << message.toStdString() << "\n";
+        });
+        int qtArgc = 1;
+        QApplication app(qtArgc, argv);
+        return meshplan::app::runRender(args, std::cout, std::cerr);
+    }
     return meshplan::app::runCli(args, std::cout, std::cerr);
 }

@@ -34,6 +34,13 @@ int main(int argc, char **argv)
     const bool screenshot = wantsScreenshot(argc, argv);
     if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    if (screenshot) {
+        // Qt's notes about the offscreen platform are noise in a script's output.
+        qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &, const QString &message) {
+            if (type == QtCriticalMsg || type == QtFatalMsg)
+                std::fprintf(stderr, "%s\n", qPrintable(message));
+        });
+    }
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Meshplan"));
@@ -50,8 +57,10 @@ int main(int argc, char **argv)
                                   QStringLiteral("Render the window offscreen to this PNG and exit."), QStringLiteral("OUT.png"));
     QCommandLineOption sizeOption(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    QCommandLineOption darkOption(QStringLiteral("dark"), QStringLiteral("Start with the dark theme."));
     parser.addOption(shotOption);
     parser.addOption(sizeOption);
+    parser.addOption(darkOption);
     parser.process(app);
 
     const QStringList files = parser.positionalArguments();
@@ -72,6 +81,8 @@ int main(int argc, char **argv)
     }
 
     meshplan::app::MainWindow window;
+    if (parser.isSet(darkOption))
+        window.setDarkTheme(true);
     if (screenshot) {
         window.setInteractive(false);
         if (!files.isEmpty() && !window.openFile(files.front()))
@@ -80,6 +91,7 @@ int main(int argc, char **argv)
         window.show();
         QApplication::processEvents();
         window.canvas()->fitMesh();
+        window.updateCharts(false);
         QApplication::processEvents();
         const QString out = parser.value(shotOption);
         if (!window.grab().save(out, "PNG"))

@@ -2,18 +2,25 @@
 
 #include "autosaver.h"
 #include "cardlist.h"
+#include "chartfeed.h"
+#include "chartpanel.h"
 #include "dragmime.h"
 #include "hfconfig.h"
+#include "memorychart.h"
 #include "meshcanvas.h"
 #include "palettes.h"
 #include "plandocument.h"
 #include "planinspector.h"
 #include "plansummary.h"
 #include "recentfiles.h"
+#include "rooflinechart.h"
+#include "sweepchart.h"
+#include "timelinechart.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -23,10 +30,15 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QRegularExpression>
 #include <QScrollArea>
+#include <QShowEvent>
 #include <QStatusBar>
+#include <QStyle>
 #include <QUndoStack>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace meshplan::app {
 
@@ -54,6 +66,10 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     , m_document(new PlanDocument(this))
 {
     m_autosaver = new Autosaver(m_document, autosaveDirectory, this);
+    // Charts follow an edit on the next turn of the event loop, so typing stays within a frame.
+    m_chartTimer.setSingleShot(true);
+    m_chartTimer.setInterval(0);
+    connect(&m_chartTimer, &QTimer::timeout, this, [this] { updateCharts(false); });
     setObjectName(QStringLiteral("MeshplanMainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
@@ -126,23 +142,87 @@ void MainWindow::createDocks()
     auto *inspector = dock(tr("Plan inspector"), QStringLiteral("inspectorDock"), scroll, Qt::RightDockWidgetArea);
     resizeDocks({inspector}, {360}, Qt::Horizontal);
 
-    // The charts' places; the charts themselves come with the charts work (issue 6).
-    const QStringList charts{tr("Roofline"), tr("Memory per chip"), tr("Step timeline"), tr("Sweeps")};
+    // Charts below the canvas, one tab each; a hidden tab is brought up to date when shown.
+    m_roofline = new views::RooflineChart(this);
+    m_memory = new views::MemoryChart(this);
+    m_timeline = new views::TimelineChart(this);
+    m_sweep = new views::SweepChart(this);
+    m_sweepByChips = new QComboBox(this);
+    m_sweepByChips->addItem(tr("against per-chip batch"));
+    m_sweepByChips->addItem(tr("against chip count"));
+    m_sweepByChips->setToolTip(tr("Training sweeps vary the global batch (chips fixed) or the chip count (batch fixed)."));
+    struct ChartDef {
+        QCustomPlot *chart;
+        QString title;
+        QString name;
+    };
+    const ChartDef charts[] = {{m_roofline, tr("Roofline"), QStringLiteral("roofline")},
+                               {m_memory, tr("Memory per chip"), QStringLiteral("memory")},
+                               {m_timeline, tr("Step timeline"), QStringLiteral("timeline")},
+                               {m_sweep, tr("Sweeps"), QStringLiteral("sweep")}};
     QDockWidget *first = nullptr;
-    for (const QString &title : charts) {
-        auto *placeholder = new QLabel(tr("%1 chart").arg(title), this);
-        placeholder->setAlignment(Qt::AlignCenter);
-        placeholder->setEnabled(false);
-        auto *d = dock(title, title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')) + QStringLiteral("Dock"),
-                       placeholder, Qt::BottomDockWidgetArea);
+    for (const auto &def : charts) {
+        auto *panel = new views::ChartPanel(def.chart, def.name, this);
+        if (def.chart == m_sweep)
+            panel->addControl(m_sweepByChips);
+        auto *d = dock(def.title, def.name + QStringLiteral("Dock"), panel, Qt::BottomDockWidgetArea);
         if (first)
             tabifyDockWidget(first, d);
         else
             first = d;
         m_chartDocks << d;
+        connect(d, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+            if (visible)
+                scheduleCharts();
+        });
     }
     first->raise();
-    resizeDocks({first}, {150}, Qt::Vertical);
+    connect(m_sweepByChips, &QComboBox::currentIndexChanged, this, [this] {
+        m_chartsFed.fill(false);
+        scheduleCharts();
+    });
+    connect(m_roofline, &views::RooflineChart::pointSelected, this, [this](int index) {
+        const auto &point = m_roofline->roofline().points[static_cast<std::size_t>(index)];
+        m_timeline->highlightCollective(point.collective);
+        statusBar()->showMessage(m_roofline->describePoint(index).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
+    });
+    connect(m_timeline, &views::TimelineChart::segmentSelected, this, [this](int index) {
+        const auto &segment = m_timeline->timeline().segments[static_cast<std::size_t>(index)];
+        m_roofline->selectCollective(segment.collective);
+    });
+}
+
+void MainWindow::scheduleCharts()
+{
+    if (!m_chartTimer.isActive())
+        m_chartTimer.start();
+}
+
+void MainWindow::updateCharts(bool all)
+{
+    const auto &evaluation = m_document->evaluation();
+    QCustomPlot *charts[] = {m_roofline, m_memory, m_timeline, m_sweep};
+    for (std::size_t i = 0; i < 4; ++i) {
+        QDockWidget *d = m_chartDocks.value(static_cast<qsizetype>(i));
+        // Only what a user can see is drawn now; the rest waits until its tab is raised.
+        const bool shown = all || (d && d->isVisible() && !d->visibleRegion().isEmpty());
+        if (!shown || m_chartsFed[i])
+            continue;
+        m_chartsFed[i] = true;
+        if (!evaluation) {
+            charts[i]->clearPlottables();
+            charts[i]->clearItems();
+            charts[i]->replot(QCustomPlot::rpQueuedReplot);
+            continue;
+        }
+        const auto &plan = m_document->plan();
+        switch (i) {
+        case 0: feedRoofline(m_roofline, plan, *evaluation); break;
+        case 1: feedMemory(m_memory, *evaluation); break;
+        case 2: feedTimeline(m_timeline, plan, *evaluation); break;
+        case 3: feedSweep(m_sweep, plan, *evaluation, m_sweepByChips->currentIndex() == 1); break;
+        }
+    }
 }
 
 void MainWindow::createActions()
@@ -187,6 +267,11 @@ void MainWindow::createActions()
     full->setCheckable(true);
     setShortcuts(full, QKeySequence::FullScreen, QKeySequence(Qt::Key_F11));
     connect(full, &QAction::toggled, this, [this](bool on) { on ? showFullScreen() : showNormal(); });
+    QAction *dark = m_viewMenu->addAction(tr("&Dark theme"));
+    dark->setObjectName(QStringLiteral("darkThemeAction"));
+    dark->setCheckable(true);
+    dark->setToolTip(tr("Qt 6.4 cannot ask the desktop for its colour scheme, so the choice is offered here."));
+    connect(dark, &QAction::toggled, this, &MainWindow::setDarkTheme);
     m_viewMenu->addSeparator();
     for (QDockWidget *d : findChildren<QDockWidget *>())
         m_viewMenu->addAction(d->toggleViewAction());
@@ -201,6 +286,35 @@ void MainWindow::createActions()
     updateRecentMenu();
 }
 
+void MainWindow::setDarkTheme(bool dark)
+{
+    // Fusion draws any palette faithfully; the canvas and the charts restyle on PaletteChange.
+    QApplication::setStyle(QStringLiteral("Fusion"));
+    QPalette palette = QApplication::style()->standardPalette();
+    if (dark) {
+        const QColor window(0x2b, 0x2d, 0x31);
+        const QColor base(0x1e, 0x1f, 0x22);
+        const QColor text(0xe6, 0xe6, 0xe6);
+        palette.setColor(QPalette::Window, window);
+        palette.setColor(QPalette::WindowText, text);
+        palette.setColor(QPalette::Base, base);
+        palette.setColor(QPalette::AlternateBase, window);
+        palette.setColor(QPalette::Text, text);
+        palette.setColor(QPalette::Button, window);
+        palette.setColor(QPalette::ButtonText, text);
+        palette.setColor(QPalette::ToolTipBase, base);
+        palette.setColor(QPalette::ToolTipText, text);
+        palette.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
+        palette.setColor(QPalette::Highlight, QColor(0x35, 0x84, 0xe4));
+        palette.setColor(QPalette::HighlightedText, Qt::white);
+        palette.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
+        palette.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
+    }
+    QApplication::setPalette(palette);
+    m_chartsFed.fill(false);
+    scheduleCharts();
+}
+
 void MainWindow::refresh()
 {
     const auto &evaluation = m_document->evaluation();
@@ -209,6 +323,8 @@ void MainWindow::refresh()
     m_inspector->setPlan(m_document->json(), m_document->plan(), evaluation);
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
     updateTitle();
+    m_chartsFed.fill(false);
+    scheduleCharts();
 }
 
 void MainWindow::updateTitle()
@@ -435,6 +551,17 @@ void MainWindow::offerRecovery()
         Autosaver::dismiss(newest);
     }
     // Older copies stay for the next start: one question at a time.
+}
+
+void MainWindow::showEvent(QShowEvent *event)
+{
+    QMainWindow::showEvent(event);
+    // Dock sizes only hold once the window has its size: a chart gets a third of the height, so
+    // a log-log roofline stays readable without squeezing the mesh.
+    if (!m_docksSized && !m_chartDocks.isEmpty()) {
+        m_docksSized = true;
+        resizeDocks({m_chartDocks.front()}, {std::max(260, height() * 36 / 100)}, Qt::Vertical);
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -8,14 +8,24 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <QTimer>
+
+#include <array>
 
 class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
 
+class QComboBox;
+class QCustomPlot;
+
 namespace meshplan::views {
 class CardList;
+class MemoryChart;
+class RooflineChart;
+class SweepChart;
+class TimelineChart;
 class MeshCanvas;
 class PlanInspector;
 }
@@ -42,6 +52,12 @@ public:
     views::CardList *rolePalette() const { return m_roles; }
     Autosaver *autosaver() const { return m_autosaver; }
     QList<QDockWidget *> chartDocks() const { return m_chartDocks; }
+    views::RooflineChart *rooflineChart() const { return m_roofline; }
+    views::MemoryChart *memoryChart() const { return m_memory; }
+    views::TimelineChart *timelineChart() const { return m_timeline; }
+    views::SweepChart *sweepChart() const { return m_sweep; }
+    /// Brings the charts up to date now: those on screen, or (`all`) every one.
+    void updateCharts(bool all);
 
     /// Interactive windows ask with dialogs (unsaved changes, errors); a non-interactive one
     /// (tests, --screenshot) only records the message in lastError() and the status bar.
@@ -57,6 +73,8 @@ public:
     bool saveAs(const QString &path);
     /// Offers the recovery copies a crashed session left (asks when interactive; else restores the newest).
     void offerRecovery();
+    /// Switches the whole application to a dark (or back to the light) palette.
+    void setDarkTheme(bool dark);
 
     // The edits the canvas and the inspector ask for; each is one undoable command.
     bool dropModel(const nlohmann::json &modelRef);
@@ -68,11 +86,13 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void showEvent(QShowEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 
 private:
     void createDocks();
+    void scheduleCharts();
     void createActions();
     void refresh();
     void updateTitle();
@@ -95,6 +115,14 @@ private:
     views::CardList *m_hardware = nullptr;
     views::CardList *m_roles = nullptr;
     QList<QDockWidget *> m_chartDocks;
+    bool m_docksSized = false;
+    views::RooflineChart *m_roofline = nullptr;
+    views::MemoryChart *m_memory = nullptr;
+    views::TimelineChart *m_timeline = nullptr;
+    views::SweepChart *m_sweep = nullptr;
+    QComboBox *m_sweepByChips = nullptr;
+    std::array<bool, 4> m_chartsFed{};
+    QTimer m_chartTimer;
     QMenu *m_recentMenu = nullptr;
     QMenu *m_viewMenu = nullptr;
     QLabel *m_summaryLabel = nullptr;

@@ -314,6 +314,11 @@ void MeshCanvas::changeEvent(QEvent *event)
     const auto mix = [](int a, int b) { return (2 * a + b) / 3; };
     p.baseAlt = QColor(mix(p.base.red(), stage.red()), mix(p.base.green(), stage.green()), mix(p.base.blue(), stage.blue()));
     setBackgroundBrush(p.background);
+    // Labels and frames take their colours when the scene is built, so a theme change rebuilds it.
+    if (event && !m_meshKey.empty()) {
+        rebuildScene();
+        updateAxisBars();
+    }
     if (scene())
         scene()->update();
 }

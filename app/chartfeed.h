@@ -1,0 +1,38 @@
+#pragma once
+// Feeds the charts: asks the model for each chart's data (roofline points, timeline, sweeps)
+// for a plan and its evaluation, and hands it to the view. The window and `meshplan-cli render`
+// both draw through here.
+
+#include "evaluation.h"
+#include "plan.h"
+
+#include <QSize>
+#include <QString>
+
+#include <optional>
+#include <string>
+
+namespace meshplan::views {
+class MemoryChart;
+class RooflineChart;
+class SweepChart;
+class TimelineChart;
+}
+
+namespace meshplan::app {
+
+void feedRoofline(views::RooflineChart *chart, const model::Plan &plan, const model::Evaluation &evaluation);
+void feedMemory(views::MemoryChart *chart, const model::Evaluation &evaluation);
+void feedTimeline(views::TimelineChart *chart, const model::Plan &plan, const model::Evaluation &evaluation);
+/// Training: the per-chip batch sweep (or, with `byChips`, the chip-count sweep); inference:
+/// latency against throughput up to the largest batch that fits (and a little beyond).
+void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::Evaluation &evaluation, bool byChips);
+
+/// The chart names `render` accepts.
+inline constexpr const char *kChartNames[] = {"roofline", "memory", "timeline", "sweep"};
+
+/// Renders chart `chart` of `plan` to `path` (.png, .pdf or .svg) at `size`; a message on failure.
+/// Needs a QApplication (any platform, offscreen included).
+std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size);
+
+} // namespace meshplan::app

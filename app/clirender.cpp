@@ -1,0 +1,102 @@
+// meshplan-cli render: a chart of a plan written to a file, without a window.
+#include "chartfeed.h"
+#include "cli.h"
+
+#include <QFileInfo>
+
+#include <ostream>
+
+namespace meshplan::app {
+
+namespace {
+
+int fail(std::ostream &err, const std::string &message)
+{
+    err << "meshplan-cli: " << message << "\n";
+    return 2;
+}
+
+bool knownChart(const std::string &name)
+{
+    for (const char *chart : kChartNames)
+        if (name == chart)
+            return true;
+    return false;
+}
+
+} // namespace
+
+int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    std::string file;
+    std::string chart;
+    std::string output;
+    std::string size = "1200x750";
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        const auto value = [&](std::string &into) {
+            if (i + 1 >= args.size())
+                return false;
+            into = args[++i];
+            return true;
+        };
+        if (a == "--chart") {
+            if (!value(chart))
+                return fail(err, "--chart: needs a value (roofline, memory, timeline or sweep)");
+        } else if (a == "-o" || a == "--output") {
+            if (!value(output))
+                return fail(err, a + ": needs a file name");
+        } else if (a == "--size") {
+            if (!value(size))
+                return fail(err, "--size: needs WxH");
+        } else if (!a.empty() && a[0] == '-') {
+            return fail(err, a + ": unknown option for render (use --chart, -o, --size)");
+        } else if (file.empty()) {
+            file = a;
+        } else {
+            return fail(err, "render takes one plan file, got \"" + file + "\" and \"" + a + "\"");
+        }
+    }
+    if (file.empty())
+        return fail(err, "render: needs a plan file (render PLAN --chart roofline -o out.png)");
+    if (chart.empty())
+        return fail(err, "--chart: missing (roofline, memory, timeline or sweep)");
+    if (!knownChart(chart))
+        return fail(err, "--chart: expected roofline, memory, timeline or sweep, got \"" + chart + "\"");
+    if (output.empty())
+        return fail(err, "-o: missing (the file to write: .png, .pdf or .svg)");
+    const QString suffix = QFileInfo(QString::fromStdString(output)).suffix().toLower();
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf") && suffix != QLatin1String("svg"))
+        return fail(err, "-o: expected a .png, .pdf or .svg file, got \"" + output + "\"");
+    int w = 0;
+    int h = 0;
+    {
+        const auto x = size.find('x');
+        try {
+            std::size_t used = 0;
+            if (x != std::string::npos) {
+                w = std::stoi(size.substr(0, x), &used);
+                if (used != x)
+                    w = 0;
+                h = std::stoi(size.substr(x + 1), &used);
+                if (used != size.size() - x - 1)
+                    h = 0;
+            }
+        } catch (const std::exception &) {
+            w = h = 0;
+        }
+        if (w < 200 || h < 150 || w > 10000 || h > 10000)
+            return fail(err, "--size: expected WxH between 200x150 and 10000x10000, got \"" + size + "\"");
+    }
+    const auto plan = loadPlan(file);
+    if (!plan) {
+        const auto &e = plan.error();
+        return fail(err, file + ": " + (e.path.empty() ? "" : e.path + ": ") + e.message);
+    }
+    if (auto error = renderChart(*plan, chart, QString::fromStdString(output), QSize(w, h)))
+        return fail(err, error->toStdString());
+    out << output << "\n";
+    return 0;
+}
+
+} // namespace meshplan::app

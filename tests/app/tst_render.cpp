@@ -1,0 +1,130 @@
+// meshplan-cli render: every chart of three kinds of plan (TPU training, GPU MoE training,
+// serving) written headless, as PNG, PDF and SVG; bad input refused with exit code 2.
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+/// Runs the CLI with no display and no platform chosen, as a CI job or a script would.
+Run cli(const QStringList &args)
+{
+    QProcess process;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(MESHPLAN_CLI_PATH), args);
+    if (!process.waitForFinished(60000))
+        return {};
+    return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
+}
+
+QString plan(const char *name)
+{
+    return QStringLiteral(MESHPLAN_TEST_DATA "/plans/") + QLatin1String(name) + QStringLiteral(".meshplan");
+}
+
+} // namespace
+
+class TestRender : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void everyChartOfThreePlans_data()
+    {
+        QTest::addColumn<QString>("plan");
+        QTest::addColumn<QString>("chart");
+        for (const char *p : {"llama-3-70b-v5p-16x16x32", "mixtral-8x7b-h100-moe", "llama-3-70b-int8-v5e-serving"})
+            for (const char *c : {"roofline", "memory", "timeline", "sweep"})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(p), QLatin1String(c))))
+                    << plan(p) << QString::fromLatin1(c);
+    }
+
+    void everyChartOfThreePlans()
+    {
+        QFETCH(QString, plan);
+        QFETCH(QString, chart);
+        QTemporaryDir dir;
+        // MESHPLAN_SCREENSHOTS=dir keeps the images for a person to look at.
+        const QString keep = qEnvironmentVariable("MESHPLAN_SCREENSHOTS");
+        const QString out = (keep.isEmpty() ? dir.path() : keep) + QLatin1Char('/')
+                            + QFileInfo(plan).baseName() + QLatin1Char('-') + chart + QStringLiteral(".png");
+        const Run run = cli({QStringLiteral("render"), plan, QStringLiteral("--chart"), chart, QStringLiteral("-o"), out,
+                             QStringLiteral("--size"), QStringLiteral("1000x620")});
+        QVERIFY2(run.code == 0, run.err.constData());
+        const QImage image(out);
+        QCOMPARE(image.size(), QSize(1000, 620));
+        // Not blank: a chart has axes, text and colour.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 5)
+            for (int x = 0; x < image.width(); x += 5)
+                colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 12, qPrintable(QString::number(colours.size())));
+    }
+
+    void pdfAndSvg()
+    {
+        QTemporaryDir dir;
+        for (const char *ext : {"pdf", "svg"}) {
+            const QString out = dir.filePath(QStringLiteral("roofline.") + QLatin1String(ext));
+            const Run run = cli({QStringLiteral("render"), plan("llama-3-405b-h100-16k"), QStringLiteral("--chart"),
+                                 QStringLiteral("roofline"), QStringLiteral("-o"), out});
+            QVERIFY2(run.code == 0, run.err.constData());
+            QFile file(out);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QByteArray head = file.read(200);
+            QVERIFY(QLatin1String(ext) == QLatin1String("pdf") ? head.startsWith("%PDF") : head.contains("<svg"));
+        }
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QString p = plan("mixtral-8x7b-h100-moe");
+        QTest::newRow("no chart") << QStringList{QStringLiteral("render"), p, QStringLiteral("-o"), QStringLiteral("x.png")}
+                                  << QStringLiteral("--chart");
+        QTest::newRow("unknown chart") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("pie"),
+                                                      QStringLiteral("-o"), QStringLiteral("x.png")}
+                                       << QStringLiteral("--chart: expected roofline");
+        QTest::newRow("no output") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory")}
+                                   << QStringLiteral("-o");
+        QTest::newRow("bad format") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
+                                                   QStringLiteral("-o"), QStringLiteral("x.gif")}
+                                    << QStringLiteral("-o: expected a .png");
+        QTest::newRow("bad size") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
+                                                 QStringLiteral("-o"), QStringLiteral("x.png"), QStringLiteral("--size"),
+                                                 QStringLiteral("0x-5")}
+                                  << QStringLiteral("--size");
+        QTest::newRow("missing plan") << QStringList{QStringLiteral("render"), QStringLiteral("/nonexistent.meshplan"),
+                                                     QStringLiteral("--chart"), QStringLiteral("memory"), QStringLiteral("-o"),
+                                                     QStringLiteral("x.png")}
+                                      << QStringLiteral("/nonexistent.meshplan");
+        QTest::newRow("unwritable") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
+                                                   QStringLiteral("-o"), QStringLiteral("/nonexistent-dir/x.png")}
+                                    << QStringLiteral("could not be written");
+    }
+
+    void badInput()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run run = cli(args);
+        QCOMPARE(run.code, 2);
+        QVERIFY2(QString::fromUtf8(run.err).contains(message), run.err.constData());
+        QCOMPARE(run.err.count('\n'), 1); // one line
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRender)
+#include "tst_render.moc"

@@ -1,0 +1,244 @@
+// The charts' data as drawn: points, bars, stacks, markers, axis types and ranges; log axes
+// never receive a non-positive value; export to PNG, PDF and SVG; palettes light and dark.
+#include "chartstyle.h"
+#include "memorychart.h"
+#include "rooflinechart.h"
+#include "sweepchart.h"
+#include "timelinechart.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace meshplan;
+
+namespace {
+
+model::ChipKind kind(const std::string &name, double params, double grads, double optimizer, double activations,
+                     double capacity)
+{
+    model::ChipKind k;
+    k.name = name;
+    k.count = 64;
+    k.memory = {params, grads, optimizer, activations, 0, params + grads + optimizer + activations, capacity,
+                params + grads + optimizer + activations <= capacity};
+    return k;
+}
+
+bool allPositive(const QCPGraph *graph)
+{
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+        if (!(it->key > 0) || !(it->value > 0) || !std::isfinite(it->key) || !std::isfinite(it->value))
+            return false;
+    return true;
+}
+
+} // namespace
+
+class TestCharts : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void memoryBarsStackAgainstCapacity()
+    {
+        views::MemoryChart chart;
+        const double GiB = 1024.0 * 1024 * 1024;
+        chart.setChipKinds({kind("first pipeline stage", 10 * GiB, 10 * GiB, 40 * GiB, 30 * GiB, 80 * GiB),
+                            kind("last pipeline stage", 5 * GiB, 5 * GiB, 20 * GiB, 10 * GiB, 80 * GiB)});
+        QCOMPARE(chart.plottableCount(), views::MemoryChart::kLayers);
+        QCOMPARE(chart.layerBytes(0, 2), 40 * GiB);
+        QCOMPARE(chart.layerBytes(1, 3), 10 * GiB);
+        QVERIFY(chart.overCapacity(0));  // 90 GiB on an 80 GiB chip
+        QVERIFY(!chart.overCapacity(1)); // 40 GiB
+        // Stacks: each layer sits on the one below, the values in GiB.
+        auto *optimizer = qobject_cast<QCPBars *>(chart.plottable(2));
+        QVERIFY(optimizer);
+        QCOMPARE(optimizer->barBelow(), qobject_cast<QCPBars *>(chart.plottable(1)));
+        QCOMPARE(optimizer->data()->at(0)->value, 40.0);
+        QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLinear);
+        QVERIFY(chart.yAxis->range().upper >= 90.0);
+        QCOMPARE(chart.capacityBytes(), 80 * GiB);
+        // The capacity line, a red frame around the bar over capacity, and a total per bar.
+        int lines = 0, frames = 0;
+        for (int i = 0; i < chart.itemCount(); ++i) {
+            lines += qobject_cast<QCPItemStraightLine *>(chart.item(i)) != nullptr;
+            frames += qobject_cast<QCPItemRect *>(chart.item(i)) != nullptr;
+        }
+        QCOMPARE(lines, 1);
+        QCOMPARE(frames, 1);
+        chart.resize(600, 400);
+        chart.replot();
+        const QString hover = chart.describeAt(QPointF(chart.xAxis->coordToPixel(0), chart.yAxis->coordToPixel(10)));
+        QVERIFY2(hover.contains(QStringLiteral("42,949,672,960")) || hover.contains(QStringLiteral("42949672960")),
+                 qPrintable(hover)); // the optimizer's exact bytes (40 GiB)
+    }
+
+    void rooflineDropsPointsALogAxisCannotShow()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 459e12, false}, {"int8 peak", 918e12, false}, {"HBM", 2.765e12, true},
+                         {"ICI (x)", 9e10, true}};
+        data.criticalIntensity = 459e12 / 2.765e12;
+        model::RooflinePoint good{"mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80};
+        model::RooflinePoint slow{"attention core", "attention", 1e10, 1e9, 10, 1e-3, 1e13, "hbm", -1, 80};
+        model::RooflinePoint zero{"nothing", "elementwise", 0, 1e9, 0, 1e-3, 0, "hbm", -1, 80};
+        model::RooflinePoint nan{"broken", "collective", 1e9, 0, std::nan(""), 1e-3, 1e12, "ici", 0, 2};
+        data.points = {good, slow, zero, nan};
+        views::RooflineChart chart;
+        chart.setRoofline(data);
+        QCOMPARE(chart.xAxis->scaleType(), QCPAxis::stLogarithmic);
+        QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLogarithmic);
+        int scatterPoints = 0;
+        for (int i = 0; i < chart.graphCount(); ++i) {
+            QVERIFY2(allPositive(chart.graph(i)), qPrintable(chart.graph(i)->name()));
+            if (chart.graph(i)->lineStyle() == QCPGraph::lsNone)
+                scatterPoints += chart.graph(i)->dataCount();
+        }
+        QCOMPARE(scatterPoints, 2); // the zero and NaN points are not plotted
+        // Ranges hold every plotted point and the highest ceiling.
+        QVERIFY(chart.xAxis->range().lower <= 10 && chart.xAxis->range().upper >= 1000);
+        QVERIFY(chart.yAxis->range().upper >= 918e12);
+        QVERIFY(chart.xAxis->range().lower > 0 && chart.yAxis->range().lower > 0);
+        // The HBM slope ends where it meets the highest peak: 918e12 / 2.765e12 = 332 FLOPs/B.
+        const QCPGraph *hbm = nullptr;
+        for (int i = 0; i < chart.graphCount(); ++i)
+            if (chart.graph(i)->name() == QStringLiteral("HBM"))
+                hbm = chart.graph(i);
+        QVERIFY(hbm);
+        QCOMPARE(hbm->dataCount(), 2);
+        QVERIFY(qAbs(hbm->data()->at(1)->key - 918e12 / 2.765e12) < 1e-6 * 332);
+        QVERIFY(qAbs(hbm->data()->at(1)->value - 918e12) < 1e-6 * 918e12);
+        // Hover and selection find the point under the mouse.
+        chart.resize(700, 450);
+        chart.replot();
+        const QPointF at(chart.xAxis->coordToPixel(1000), chart.yAxis->coordToPixel(3.3e14));
+        QCOMPARE(chart.pointAt(at), 0);
+        QVERIFY(chart.describePoint(0).contains(QStringLiteral("mlp up+gate")));
+        QVERIFY(chart.describePoint(0).contains(QStringLiteral("compute")));
+        QSignalSpy selected(&chart, &views::RooflineChart::pointSelected);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, at.toPoint());
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(chart.selectedPoint(), 0);
+    }
+
+    void timelineDrawsEachSegmentInItsLane()
+    {
+        model::StepTimeline t;
+        t.lanes = {"compute", "fsdp weights", "bubble"};
+        t.segments = {{0, "forward + backward", "compute", 0, 0.8, -1},
+                      {1, "fsdp weights (hidden)", "hidden", 0, 0.5, 0},
+                      {1, "fsdp weights (exposed)", "exposed", 0.8, 0.1, 0},
+                      {2, "bubble", "bubble", 0.9, 0.1, -1}};
+        t.totalS = 1.0;
+        views::TimelineChart chart;
+        chart.setTimeline(t);
+        int rects = 0;
+        for (int i = 0; i < chart.itemCount(); ++i)
+            rects += qobject_cast<QCPItemRect *>(chart.item(i)) != nullptr;
+        QCOMPARE(rects, 4);
+        QCOMPARE(chart.timeUnit(), 1.0);
+        QVERIFY(chart.xAxis->range().upper >= 1.0);
+        chart.resize(700, 300);
+        chart.replot();
+        const QPointF exposed(chart.xAxis->coordToPixel(0.85), chart.yAxis->coordToPixel(1));
+        QCOMPARE(chart.segmentAt(exposed), 2);
+        QVERIFY(chart.describeSegment(2).contains(QStringLiteral("exposed")));
+        chart.highlightCollective(0);
+        QCOMPARE(chart.highlightedCollective(), 0);
+        // A 30 ms step reads in ms.
+        t.totalS = 0.03;
+        for (auto &s : t.segments) {
+            s.startS *= 0.03;
+            s.durationS *= 0.03;
+        }
+        chart.setTimeline(t);
+        QCOMPARE(chart.timeUnit(), 1e-3);
+        QVERIFY(chart.xAxis->label().contains(QStringLiteral("ms")));
+    }
+
+    void sweepMarksTheCrossoverAndTheBooksValue()
+    {
+        model::ScalingSweep sweep;
+        for (double x : {128.0, 256.0, 512.0, 1024.0, 2048.0}) {
+            model::ScalingPoint p;
+            p.x = x;
+            p.mfu = x < 800 ? 0.2 * x / 800 : 0.45;
+            p.stepTimeS = 4.0 * x / 1024;
+            p.fits = x < 2000;
+            p.bound = x < 800 ? "ici" : "compute";
+            p.current = x == 1024;
+            sweep.points.push_back(p);
+        }
+        sweep.crossoverX = 790;
+        sweep.bookCriticalX = 850;
+        views::SweepChart chart;
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        QVERIFY(!chart.isServing());
+        QCOMPARE(chart.mainGraph()->dataCount(), 4); // the point that does not fit is drawn apart
+        QCOMPARE(chart.secondGraph()->valueAxis(), chart.yAxis2);
+        QCOMPARE(chart.yAxis2->scaleType(), QCPAxis::stLogarithmic);
+        QCOMPARE(chart.xAxis->scaleType(), QCPAxis::stLogarithmic);
+        QCOMPARE(chart.crossoverMarker(), 790.0);
+        QCOMPARE(chart.bookMarker(), 850.0);
+        QCOMPARE(chart.mainGraph()->data()->at(3)->value, 45.0); // MFU in percent
+
+        std::vector<model::ServingPoint> serving;
+        for (std::int64_t b : {1, 2, 4, 8, 16, 32}) {
+            model::ServingPoint p;
+            p.batch = b;
+            p.decodeStepS = 0.01 + 0.0005 * static_cast<double>(b);
+            p.tokensPerS = static_cast<double>(b) / p.decodeStepS;
+            p.fits = b <= 16;
+            serving.push_back(p);
+        }
+        serving.push_back({64, 0, 0, 0, 0, 0, false}); // nothing a log axis can show
+        chart.setServing(serving, 8, 0.02);
+        QVERIFY(chart.isServing());
+        QCOMPARE(chart.mainGraph()->dataCount(), 5);
+        QCOMPARE(chart.targetMarker(), 0.02);
+        QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLogarithmic);
+        for (int i = 0; i < chart.graphCount(); ++i)
+            QVERIFY(allPositive(chart.graph(i)));
+    }
+
+    void exportsPngPdfAndSvg()
+    {
+        QTemporaryDir dir;
+        views::MemoryChart chart;
+        const double GiB = 1024.0 * 1024 * 1024;
+        chart.setChipKinds({kind("every chip", 10 * GiB, 10 * GiB, 40 * GiB, 30 * GiB, 80 * GiB)});
+        for (const char *ext : {"png", "pdf", "svg"}) {
+            const QString path = dir.filePath(QStringLiteral("memory.") + QLatin1String(ext));
+            QVERIFY2(!views::exportChart(&chart, path, 800, 500), ext);
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QByteArray head = file.read(64);
+            QVERIFY2(file.size() > 1000, ext);
+            if (QLatin1String(ext) == QLatin1String("png"))
+                QVERIFY(head.startsWith("\x89PNG"));
+            else if (QLatin1String(ext) == QLatin1String("pdf"))
+                QVERIFY(head.startsWith("%PDF"));
+            else
+                QVERIFY(head.contains("<?xml") || head.contains("<svg"));
+        }
+        QVERIFY(views::exportChart(&chart, dir.filePath(QStringLiteral("memory.gif")), 800, 500));
+        QVERIFY(views::exportChart(&chart, QStringLiteral("/nonexistent-dir/x.png"), 800, 500));
+    }
+
+    void followsADarkPalette()
+    {
+        views::RooflineChart chart;
+        QPalette dark;
+        dark.setColor(QPalette::Window, QColor(30, 30, 30));
+        dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+        dark.setColor(QPalette::Base, QColor(20, 20, 20));
+        dark.setColor(QPalette::Text, QColor(230, 230, 230));
+        chart.setPalette(dark);
+        QVERIFY(views::isDark(chart.palette()));
+        QCOMPARE(chart.xAxis->tickLabelColor(), QColor(230, 230, 230));
+        QCOMPARE(chart.axisRect()->backgroundBrush().color(), QColor(20, 20, 20));
+    }
+};
+
+QTEST_MAIN(TestCharts)
+#include "tst_charts.moc"

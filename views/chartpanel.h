@@ -1,0 +1,31 @@
+#pragma once
+// A chart with its toolbar: export to PNG, PDF or SVG, and any controls the chart needs.
+
+#include <QWidget>
+
+class QCustomPlot;
+class QHBoxLayout;
+
+namespace meshplan::views {
+
+class ChartPanel : public QWidget
+{
+    Q_OBJECT
+
+public:
+    /// Takes `chart` as a child; `name` is the default export file name ("roofline").
+    ChartPanel(QCustomPlot *chart, const QString &name, QWidget *parent = nullptr);
+
+    QCustomPlot *chart() const { return m_chart; }
+    /// Adds a control (a mode switch) to the toolbar, left of the export button.
+    void addControl(QWidget *control);
+    /// Asks for a file and exports the chart at the chart's size (PNG at 2x for slides).
+    void exportDialog();
+
+private:
+    QCustomPlot *m_chart;
+    QString m_name;
+    QHBoxLayout *m_bar;
+};
+
+} // namespace meshplan::views

@@ -1,0 +1,158 @@
+#include "chartstyle.h"
+
+#include <qcustomplot.h>
+
+#include <QFileInfo>
+#include <QSvgGenerator>
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::views {
+
+bool isDark(const QPalette &palette)
+{
+    return palette.color(QPalette::Window).lightness() < palette.color(QPalette::WindowText).lightness();
+}
+
+void applyChartStyle(QCustomPlot *plot, const QPalette &palette)
+{
+    const QColor background = palette.color(QPalette::Base);
+    const QColor text = palette.color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(isDark(palette) ? 60 : 40);
+    QColor subGrid = text;
+    subGrid.setAlpha(18);
+    plot->setBackground(background);
+    for (QCPAxisRect *rect : plot->axisRects()) {
+        rect->setBackground(background);
+        for (QCPAxis *axis : rect->axes()) {
+            axis->setBasePen(QPen(text, 1));
+            axis->setTickPen(QPen(text, 1));
+            axis->setSubTickPen(QPen(text, 1));
+            axis->setTickLabelColor(text);
+            axis->setLabelColor(text);
+            axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+            axis->grid()->setSubGridPen(QPen(subGrid, 1, Qt::DotLine));
+            axis->grid()->setZeroLinePen(Qt::NoPen);
+        }
+    }
+    if (plot->legend) {
+        QColor legendBack = background;
+        legendBack.setAlpha(220);
+        plot->legend->setBrush(legendBack);
+        plot->legend->setBorderPen(QPen(grid));
+        plot->legend->setTextColor(text);
+    }
+    for (int i = 0; i < plot->plotLayout()->elementCount(); ++i)
+        if (auto *title = qobject_cast<QCPTextElement *>(plot->plotLayout()->elementAt(i)))
+            title->setTextColor(text);
+}
+
+namespace {
+
+// QCPAxisTickerLog puts ticks at odd values (1580, 2000) on a range of a decade or two, and
+// precision 0 then labels two of them "2·10³". On short ranges this ticks 1, 2, 5 x 10^k and
+// sub-ticks every integer mantissa, so every label is exact.
+class DecadeTicker : public QCPAxisTickerLog
+{
+protected:
+    QVector<double> createTickVector(double tickStep, const QCPRange &range) override
+    {
+        m_short = range.lower > 0 && range.upper / range.lower < 1000;
+        if (!m_short)
+            return QCPAxisTickerLog::createTickVector(tickStep, range);
+        QVector<double> ticks;
+        const int first = static_cast<int>(std::floor(std::log10(range.lower)));
+        const int last = static_cast<int>(std::ceil(std::log10(range.upper)));
+        for (int k = first; k <= last; ++k)
+            for (double m : {1.0, 2.0, 5.0})
+                ticks.push_back(m * std::pow(10.0, k));
+        return ticks;
+    }
+    QVector<double> createSubTickVector(int subTickCount, const QVector<double> &ticks) override
+    {
+        if (!m_short || ticks.size() < 2)
+            return QCPAxisTickerLog::createSubTickVector(subTickCount, ticks);
+        QVector<double> subTicks;
+        const int first = static_cast<int>(std::floor(std::log10(ticks.front()) + 1e-9));
+        const int last = static_cast<int>(std::floor(std::log10(ticks.back()) + 1e-9));
+        for (int k = first; k <= last; ++k)
+            for (double m : {3.0, 4.0, 6.0, 7.0, 8.0, 9.0}) {
+                const double v = m * std::pow(10.0, k);
+                if (v > ticks.front() && v < ticks.back())
+                    subTicks.push_back(v);
+            }
+        return subTicks;
+    }
+
+private:
+    bool m_short = false;
+};
+
+} // namespace
+
+void setLogAxis(QCPAxis *axis)
+{
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<QCPAxisTickerLog> ticker(new DecadeTicker);
+    ticker->setLogBase(10);
+    ticker->setSubTickCount(8);
+    axis->setTicker(ticker);
+    axis->setNumberFormat(QStringLiteral("eb"));
+    axis->setNumberPrecision(0);
+}
+
+bool loggable(double value)
+{
+    return std::isfinite(value) && value > 0;
+}
+
+void setLogRange(QCPAxis *axis, double lo, double hi, double pad)
+{
+    if (!loggable(lo) || !loggable(hi)) {
+        axis->setRange(1, 10);
+        return;
+    }
+    if (hi < lo)
+        std::swap(lo, hi);
+    if (hi / lo < 10) {
+        const double mid = std::sqrt(hi * lo);
+        lo = mid / std::sqrt(10.0);
+        hi = mid * std::sqrt(10.0);
+    }
+    const double f = std::pow(10.0, pad * std::log10(hi / lo));
+    axis->setRange(std::max(lo / f, QCPRange::minRange * 10), std::min(hi * f, QCPRange::maxRange / 10));
+}
+
+std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    bool ok = false;
+    if (suffix == QLatin1String("png")) {
+        ok = plot->savePng(path, width, height);
+    } else if (suffix == QLatin1String("pdf")) {
+        ok = plot->savePdf(path, width, height, QCP::epNoCosmetic);
+    } else if (suffix == QLatin1String("svg")) {
+        // QCustomPlot 2.1 has no saveSvg: paint into a QSvgGenerator (qt-and-platform-notes 2.2).
+        QSvgGenerator generator;
+        generator.setFileName(path);
+        generator.setSize(QSize(width, height));
+        generator.setViewBox(QRect(0, 0, width, height));
+        generator.setTitle(QStringLiteral("Meshplan chart"));
+        QCPPainter painter;
+        ok = painter.begin(&generator);
+        if (ok) {
+            plot->toPainter(&painter, width, height);
+            ok = painter.end();
+        }
+        ok = ok && QFileInfo(path).size() > 0;
+    } else {
+        return QStringLiteral("%1: unknown format \"%2\" (use .png, .pdf or .svg)").arg(path, suffix);
+    }
+    if (!ok)
+        return QStringLiteral("%1: could not be written").arg(path);
+    return std::nullopt;
+}
+
+} // namespace meshplan::views

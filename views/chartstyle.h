@@ -1,0 +1,31 @@
+#pragma once
+// What every chart shares: colours from the application palette (light or dark), log axes that
+// never receive a non-positive value, and export to PNG, PDF and SVG.
+
+#include <QColor>
+#include <QPalette>
+#include <QString>
+
+#include <optional>
+
+class QCPAxis;
+class QCustomPlot;
+
+namespace meshplan::views {
+
+/// Applies `palette` to the plot's background, axes, grid, legend and text.
+void applyChartStyle(QCustomPlot *plot, const QPalette &palette);
+/// Whether `palette` is a dark one (QStyleHints::colorScheme arrived only in Qt 6.5).
+bool isDark(const QPalette &palette);
+/// Makes `axis` logarithmic with power-of-ten labels.
+void setLogAxis(QCPAxis *axis);
+/// True for values a log axis can show: finite and positive (QCustomPlot draws garbage otherwise).
+bool loggable(double value);
+/// Sets a log axis to [lo, hi] widened by `pad` decades; clamps to QCustomPlot's valid range.
+void setLogRange(QCPAxis *axis, double lo, double hi, double pad = 0.15);
+
+/// Writes `plot` to `path` as PNG, PDF or SVG (by extension) at `width` x `height` pixels;
+/// a message naming the file on failure.
+std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height);
+
+} // namespace meshplan::views

@@ -1,0 +1,45 @@
+#pragma once
+// Memory per chip: a stacked bar per kind of chip (parameters, gradients, optimizer state,
+// activations, KV cache) against the HBM capacity line; bars over capacity drawn in red.
+
+#include "evaluation.h"
+
+#include <qcustomplot.h>
+
+#include <vector>
+
+namespace meshplan::views {
+
+class MemoryChart : public QCustomPlot
+{
+    Q_OBJECT
+
+public:
+    /// The stack, bottom to top.
+    static constexpr int kLayers = 5;
+
+    explicit MemoryChart(QWidget *parent = nullptr);
+
+    void setChipKinds(const std::vector<model::ChipKind> &kinds);
+    const std::vector<model::ChipKind> &chipKinds() const { return m_kinds; }
+
+    /// Bytes of layer `layer` (0 params .. 4 KV cache) in bar `bar`, as drawn.
+    double layerBytes(int bar, int layer) const;
+    /// Whether bar `bar` is drawn over capacity (in red).
+    bool overCapacity(int bar) const;
+    double capacityBytes() const;
+    /// Hover text of the bar under `pixel` (empty off the bars).
+    QString describeAt(QPointF pixel) const;
+
+protected:
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void rebuild();
+
+    std::vector<model::ChipKind> m_kinds;
+    std::vector<QCPBars *> m_stack;
+};
+
+} // namespace meshplan::views

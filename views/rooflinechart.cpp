@@ -1,0 +1,278 @@
+#include "rooflinechart.h"
+
+#include "chartstyle.h"
+#include "units.h"
+
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace meshplan::views {
+
+namespace {
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+struct KindStyle {
+    const char *kind;
+    const char *label;
+    QCPScatterStyle::ScatterShape shape;
+    QColor color;
+};
+
+const KindStyle kKinds[] = {
+    {"matmul", "matmuls", QCPScatterStyle::ssDisc, QColor(0x00, 0x72, 0xB2)},
+    {"attention", "attention", QCPScatterStyle::ssDiamond, QColor(0xD5, 0x5E, 0x00)},
+    {"elementwise", "elementwise", QCPScatterStyle::ssSquare, QColor(0x99, 0x99, 0x99)},
+    {"collective", "collectives", QCPScatterStyle::ssTriangle, QColor(0xCC, 0x79, 0xA7)},
+};
+
+} // namespace
+
+RooflineChart::RooflineChart(QWidget *parent)
+    : QCustomPlot(parent)
+{
+    setObjectName(QStringLiteral("rooflineChart"));
+    setMouseTracking(true);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    setLogAxis(xAxis);
+    setLogAxis(yAxis);
+    xAxis->setLabel(tr("arithmetic intensity (FLOPs per byte)"));
+    yAxis->setLabel(tr("FLOPs/s per chip"));
+    legend->setVisible(true);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    legend->setFont(small);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    applyChartStyle(this, palette());
+}
+
+void RooflineChart::changeEvent(QEvent *event)
+{
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyChartStyle(this, palette());
+        rebuild();
+    }
+}
+
+void RooflineChart::setRoofline(const model::OpRoofline &roofline)
+{
+    m_data = roofline;
+    if (m_selected >= static_cast<int>(m_data.points.size()))
+        m_selected = -1;
+    rebuild();
+}
+
+void RooflineChart::rebuild()
+{
+    clearGraphs();
+    clearItems();
+    m_selection = nullptr;
+    const QColor text = palette().color(QPalette::Text);
+
+    // The range: every point, the ridge, and a decade around.
+    double xLo = 1;
+    double xHi = std::max(1e3, 10 * m_data.criticalIntensity);
+    double peak = 0;
+    double yLo = 1e18;
+    for (const auto &c : m_data.ceilings)
+        if (!c.slope && loggable(c.value))
+            peak = std::max(peak, c.value);
+    for (const auto &p : m_data.points) {
+        if (!loggable(p.intensity) || !loggable(p.achievedFlopsPerS))
+            continue;
+        xLo = std::min(xLo, p.intensity);
+        xHi = std::max(xHi, p.intensity);
+        yLo = std::min(yLo, p.achievedFlopsPerS);
+    }
+    if (!loggable(peak))
+        peak = 1e15;
+    yLo = std::min(yLo, peak / 1e4);
+    setLogRange(xAxis, xLo, xHi, 0.08);
+    setLogRange(yAxis, yLo, peak, 0.08);
+    const double x0 = xAxis->range().lower;
+    const double x1 = xAxis->range().upper;
+
+    // Ceilings: flat compute peaks, and bandwidth slopes (rate = bandwidth x intensity) up to the peak.
+    int slopeIndex = 0;
+    const QColor slopeColors[] = {QColor(0x00, 0x9E, 0x73), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
+                                  QColor(0xCC, 0x79, 0xA7), QColor(0x88, 0x88, 0x88)};
+    // Dtypes that share a peak (fp8 and int8 on most chips) share one line and one label.
+    std::vector<model::RooflineCeiling> ceilings;
+    for (const auto &c : m_data.ceilings) {
+        auto same = std::find_if(ceilings.begin(), ceilings.end(), [&](const model::RooflineCeiling &o) {
+            return !c.slope && !o.slope && std::abs(o.value - c.value) <= 1e-9 * c.value;
+        });
+        if (same == ceilings.end()) {
+            ceilings.push_back(c);
+        } else {
+            const auto space = same->name.find(' ');
+            const auto cSpace = c.name.find(' ');
+            same->name = same->name.substr(0, space) + "/" + c.name.substr(0, cSpace)
+                         + (space == std::string::npos ? "" : same->name.substr(space));
+        }
+    }
+    for (const auto &c : ceilings) {
+        if (!loggable(c.value))
+            continue;
+        QCPGraph *g = addGraph();
+        g->setName(qs(c.name));
+        if (c.slope) {
+            const double ridge = peak / c.value; // where the slope meets the highest peak
+            const double a = x0;
+            const double b = std::min(x1, ridge);
+            if (!loggable(a * c.value) || b <= a)
+                continue;
+            g->setData({a, b}, {a * c.value, b * c.value}, true);
+            g->setPen(QPen(slopeColors[slopeIndex++ % 5], 2));
+            auto *label = new QCPItemText(this);
+            label->position->setCoords(std::sqrt(a * b), std::sqrt(a * b) * c.value);
+            label->setText(qs(c.name));
+            label->setColor(g->pen().color());
+            label->setRotation(-28);
+            label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+        } else {
+            g->setData({x0, x1}, {c.value, c.value}, true);
+            QColor color = text;
+            color.setAlpha(c.value >= peak ? 220 : 120);
+            g->setPen(QPen(color, c.value >= peak ? 2 : 1, Qt::DashLine));
+            auto *label = new QCPItemText(this);
+            label->position->setCoords(x1, c.value);
+            label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+            label->setText(qs(c.name) + QStringLiteral(" ") + qs(model::formatFlopsPerSecond(c.value)));
+            label->setColor(color);
+        }
+    }
+    if (loggable(m_data.criticalIntensity)) {
+        auto *ridge = new QCPItemStraightLine(this);
+        ridge->point1->setCoords(m_data.criticalIntensity, 1);
+        ridge->point2->setCoords(m_data.criticalIntensity, 10);
+        QColor color = text;
+        color.setAlpha(70);
+        ridge->setPen(QPen(color, 1, Qt::DotLine));
+        auto *label = new QCPItemText(this);
+        label->position->setCoords(m_data.criticalIntensity, yAxis->range().lower);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        label->setText(tr(" ridge %1 FLOPs/B").arg(qs(model::formatNumber(m_data.criticalIntensity))));
+        label->setColor(text);
+    }
+
+    // Points, one graph per kind of operation.
+    for (const auto &kind : kKinds) {
+        std::vector<std::pair<double, double>> xy;
+        for (const auto &p : m_data.points)
+            if (p.kind == kind.kind && loggable(p.intensity) && loggable(p.achievedFlopsPerS))
+                xy.emplace_back(p.intensity, p.achievedFlopsPerS);
+        if (xy.empty())
+            continue;
+        std::sort(xy.begin(), xy.end());
+        QVector<double> keys;
+        QVector<double> values;
+        for (const auto &[x, y] : xy) {
+            keys << x;
+            values << y;
+        }
+        QCPGraph *g = addGraph();
+        g->setName(tr(kind.label));
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(kind.shape, kind.color.darker(130), kind.color, 10));
+        g->setData(keys, values, true);
+    }
+    m_selection = addGraph();
+    m_selection->removeFromLegend();
+    m_selection->setLineStyle(QCPGraph::lsNone);
+    m_selection->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(text, 2), Qt::NoBrush, 20));
+    if (m_selected >= 0) {
+        const auto &p = m_data.points[static_cast<std::size_t>(m_selected)];
+        m_selection->setData({p.intensity}, {p.achievedFlopsPerS}, true);
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+int RooflineChart::pointAt(QPointF pixel, double radius) const
+{
+    int best = -1;
+    double bestDistance = radius * radius;
+    for (std::size_t i = 0; i < m_data.points.size(); ++i) {
+        const auto &p = m_data.points[i];
+        if (!loggable(p.intensity) || !loggable(p.achievedFlopsPerS))
+            continue;
+        const double dx = xAxis->coordToPixel(p.intensity) - pixel.x();
+        const double dy = yAxis->coordToPixel(p.achievedFlopsPerS) - pixel.y();
+        const double d = dx * dx + dy * dy;
+        if (d <= bestDistance) {
+            bestDistance = d;
+            best = static_cast<int>(i);
+        }
+    }
+    return best;
+}
+
+QString RooflineChart::describePoint(int index) const
+{
+    if (index < 0 || index >= static_cast<int>(m_data.points.size()))
+        return {};
+    const auto &p = m_data.points[static_cast<std::size_t>(index)];
+    QString text = QStringLiteral("<b>%1</b> (%2)<br>").arg(qs(p.op).toHtmlEscaped(), qs(p.kind));
+    text += tr("%1 and %2 per chip, %3 per step").arg(qs(model::formatFlops(p.flops)), qs(model::formatBytes(p.bytes)))
+                .arg(p.countPerStep);
+    text += QStringLiteral("<br>") + tr("intensity %1 FLOPs/byte, %2 each, %3 achieved")
+                                          .arg(qs(model::formatNumber(p.intensity)), qs(model::formatSeconds(p.timeS)),
+                                               qs(model::formatFlopsPerSecond(p.achievedFlopsPerS)));
+    text += QStringLiteral("<br>") + tr("bound by <b>%1</b>").arg(qs(p.bound));
+    return text;
+}
+
+void RooflineChart::selectPoint(int index)
+{
+    m_selected = index >= 0 && index < static_cast<int>(m_data.points.size()) ? index : -1;
+    if (m_selection) {
+        if (m_selected >= 0) {
+            const auto &p = m_data.points[static_cast<std::size_t>(m_selected)];
+            m_selection->setData({p.intensity}, {p.achievedFlopsPerS}, true);
+        } else {
+            m_selection->data()->clear();
+        }
+        replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void RooflineChart::selectCollective(int collective)
+{
+    for (std::size_t i = 0; i < m_data.points.size(); ++i)
+        if (m_data.points[i].collective == collective && collective >= 0) {
+            selectPoint(static_cast<int>(i));
+            return;
+        }
+    selectPoint(-1);
+}
+
+void RooflineChart::mouseMoveEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseMoveEvent(event);
+    const int index = pointAt(event->position());
+    if (index >= 0)
+        QToolTip::showText(event->globalPosition().toPoint(), describePoint(index), this);
+    else
+        QToolTip::hideText();
+}
+
+void RooflineChart::mousePressEvent(QMouseEvent *event)
+{
+    const int index = pointAt(event->position());
+    if (index >= 0 && event->button() == Qt::LeftButton) {
+        selectPoint(index);
+        emit pointSelected(index);
+        event->accept();
+        return;
+    }
+    QCustomPlot::mousePressEvent(event);
+}
+
+} // namespace meshplan::views

@@ -1,0 +1,46 @@
+#pragma once
+// The roofline chart (book ch. 1): the chip's compute ceilings and bandwidth slopes on log-log
+// axes, and a point per operation of the plan at its intensity and achieved rate.
+
+#include "oproofline.h"
+
+#include <qcustomplot.h>
+
+namespace meshplan::views {
+
+class RooflineChart : public QCustomPlot
+{
+    Q_OBJECT
+
+public:
+    explicit RooflineChart(QWidget *parent = nullptr);
+
+    void setRoofline(const model::OpRoofline &roofline);
+    const model::OpRoofline &roofline() const { return m_data; }
+
+    /// The operation drawn nearest to `pixel` within `radius` pixels, or -1.
+    int pointAt(QPointF pixel, double radius = 10) const;
+    /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound.
+    QString describePoint(int index) const;
+    void selectPoint(int index);
+    int selectedPoint() const { return m_selected; }
+    /// Selects the point of collective `collective` (index into the evaluation's collectives).
+    void selectCollective(int collective);
+
+signals:
+    void pointSelected(int index);
+
+protected:
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void rebuild();
+
+    model::OpRoofline m_data;
+    QCPGraph *m_selection = nullptr;
+    int m_selected = -1;
+};
+
+} // namespace meshplan::views

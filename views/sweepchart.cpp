@@ -1,0 +1,288 @@
+#include "sweepchart.h"
+
+#include "chartstyle.h"
+#include "units.h"
+
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::views {
+
+namespace {
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+QString num(double v)
+{
+    return qs(model::formatNumber(v));
+}
+
+const QColor kMfu(0x00, 0x72, 0xB2);
+const QColor kStep(0xD5, 0x5E, 0x00);
+const QColor kCross(0xD0, 0x21, 0x2A);
+
+} // namespace
+
+SweepChart::SweepChart(QWidget *parent)
+    : QCustomPlot(parent)
+{
+    setObjectName(QStringLiteral("sweepChart"));
+    setMouseTracking(true);
+    legend->setVisible(true);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    legend->setFont(small);
+    reset();
+}
+
+void SweepChart::changeEvent(QEvent *event)
+{
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyChartStyle(this, palette());
+        replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void SweepChart::reset()
+{
+    clearGraphs();
+    clearItems();
+    m_main = m_second = nullptr;
+    m_crossover = m_book = m_target = 0;
+    m_hover.clear();
+    m_hoverX.clear();
+    m_hoverY.clear();
+    yAxis2->setVisible(false);
+    xAxis->setVisible(true);
+    yAxis->setVisible(true);
+    legend->setVisible(true);
+    setLogAxis(xAxis);
+    applyChartStyle(this, palette());
+}
+
+void SweepChart::setMessage(const QString &message)
+{
+    reset();
+    // Empty axes around a sentence read as "the value is zero"; show the sentence alone.
+    xAxis->setVisible(false);
+    yAxis->setVisible(false);
+    legend->setVisible(false);
+    auto *text = new QCPItemText(this);
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(0.5, 0.5);
+    text->setText(message);
+    text->setColor(palette().color(QPalette::Text));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::vertical(double x, const QString &text, const QColor &color, Qt::PenStyle style, double labelY)
+{
+    if (!loggable(x))
+        return;
+    auto *line = new QCPItemStraightLine(this);
+    line->point1->setCoords(x, 0);
+    line->point2->setCoords(x, 1);
+    line->setPen(QPen(color, 1.5, style));
+    auto *label = new QCPItemText(this);
+    label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(x, labelY);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setText(QStringLiteral(" ") + text);
+    label->setColor(color);
+}
+
+void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
+{
+    reset();
+    m_serving = false;
+    const QColor text = palette().color(QPalette::Text);
+    xAxis->setLabel(axis == Axis::Chips ? tr("chips (global batch fixed)") : tr("tokens per chip per step"));
+    yAxis->setLabel(tr("MFU (%)"));
+    yAxis->setScaleType(QCPAxis::stLinear);
+    yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    yAxis->setNumberFormat(QStringLiteral("g"));
+    yAxis->setNumberPrecision(3);
+    yAxis2->setVisible(true);
+    yAxis2->setLabel(tr("step time (s)"));
+    setLogAxis(yAxis2);
+    applyChartStyle(this, palette());
+
+    m_main = addGraph();
+    m_main->setName(tr("MFU"));
+    m_main->setPen(QPen(kMfu, 2));
+    m_main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kMfu, kMfu, 7));
+    m_second = addGraph(xAxis, yAxis2);
+    m_second->setName(tr("step time"));
+    m_second->setPen(QPen(kStep, 2, Qt::DashLine));
+    m_second->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, kStep, kStep, 6));
+    auto *noFit = addGraph();
+    noFit->setName(tr("does not fit in HBM"));
+    noFit->setLineStyle(QCPGraph::lsNone);
+    noFit->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kCross, 2), Qt::NoBrush, 9));
+    auto *current = addGraph();
+    current->setName(tr("this plan"));
+    current->setLineStyle(QCPGraph::lsNone);
+    current->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(text, 2), Qt::NoBrush, 16));
+
+    double xLo = 1e300, xHi = 0, mfuHi = 0, tLo = 1e300, tHi = 0;
+    for (const auto &p : sweep.points) {
+        if (!loggable(p.x))
+            continue;
+        xLo = std::min(xLo, p.x);
+        xHi = std::max(xHi, p.x);
+        const double mfu = std::isfinite(p.mfu) ? 100.0 * p.mfu : 0.0;
+        if (p.fits) {
+            m_main->addData(p.x, mfu);
+            mfuHi = std::max(mfuHi, mfu);
+        } else {
+            noFit->addData(p.x, mfu);
+        }
+        if (loggable(p.stepTimeS)) {
+            m_second->addData(p.x, p.stepTimeS);
+            tLo = std::min(tLo, p.stepTimeS);
+            tHi = std::max(tHi, p.stepTimeS);
+        }
+        if (p.current)
+            current->addData(p.x, mfu);
+        m_hoverX.push_back(p.x);
+        m_hoverY.push_back(mfu);
+        m_hover.push_back(tr("<b>%1 %2</b><br>global batch %3, %4 chips<br>MFU %5%, step %6, %7 tokens/s<br>bound by %8%9")
+                              .arg(num(p.x), axis == Axis::Chips ? tr("chips") : tr("tokens/chip"))
+                              .arg(p.globalBatch)
+                              .arg(p.chips)
+                              .arg(num(mfu), qs(model::formatSeconds(p.stepTimeS)), num(p.tokensPerS), qs(p.bound),
+                                   p.fits ? QString() : tr("<br><b>does not fit in HBM</b>")));
+    }
+    if (xHi <= 0) {
+        setMessage(tr("No point of the sweep could be evaluated."));
+        return;
+    }
+    setLogRange(xAxis, xLo, xHi, 0.06);
+    yAxis->setRange(0, std::max(10.0, mfuHi * 1.25));
+    setLogRange(yAxis2, tLo, tHi, 0.1);
+    m_crossover = sweep.crossoverX;
+    m_book = sweep.bookCriticalX;
+    vertical(m_crossover, tr("communication binds %1 %2").arg(axis == Axis::Chips ? tr("beyond") : tr("below"), num(m_crossover)),
+             kCross, Qt::SolidLine, 0.02);
+    vertical(m_book, tr("book's critical value %1").arg(num(m_book)), text, Qt::DashLine, 0.12);
+    axisRect()->insetLayout()->setInsetAlignment(0, axis == Axis::Chips ? (Qt::AlignBottom | Qt::AlignLeft)
+                                                                         : (Qt::AlignBottom | Qt::AlignRight));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std::int64_t currentBatch,
+                            double latencyTargetS)
+{
+    reset();
+    m_serving = true;
+    const QColor text = palette().color(QPalette::Text);
+    xAxis->setLabel(tr("throughput (tokens/s, whole deployment)"));
+    yAxis->setLabel(tr("latency per token (s)"));
+    setLogAxis(yAxis);
+    applyChartStyle(this, palette());
+
+    m_main = addGraph();
+    m_main->setName(tr("decode step at each batch size"));
+    m_main->setPen(QPen(kMfu, 2));
+    m_main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kMfu, kMfu, 7));
+    // Throughput rises with batch, so the curve is drawn in batch order (not sorted by x).
+    auto *curve = new QCPCurve(xAxis, yAxis);
+    curve->removeFromLegend();
+    curve->setPen(QPen(kMfu, 2));
+    m_main->setLineStyle(QCPGraph::lsNone);
+    auto *noFit = addGraph();
+    noFit->setName(tr("does not fit in HBM"));
+    noFit->setLineStyle(QCPGraph::lsNone);
+    noFit->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kCross, 2), Qt::NoBrush, 9));
+    auto *current = addGraph();
+    current->setName(tr("this plan"));
+    current->setLineStyle(QCPGraph::lsNone);
+    current->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(text, 2), Qt::NoBrush, 16));
+
+    double xLo = 1e300, xHi = 0, yLo = 1e300, yHi = 0;
+    for (const auto &p : points) {
+        if (!loggable(p.tokensPerS) || !loggable(p.decodeStepS))
+            continue;
+        xLo = std::min(xLo, p.tokensPerS);
+        xHi = std::max(xHi, p.tokensPerS);
+        yLo = std::min(yLo, p.decodeStepS);
+        yHi = std::max(yHi, p.decodeStepS);
+        if (p.fits) {
+            m_main->addData(p.tokensPerS, p.decodeStepS);
+            curve->addData(p.tokensPerS, p.decodeStepS);
+        } else {
+            noFit->addData(p.tokensPerS, p.decodeStepS);
+        }
+        if (p.batch == currentBatch)
+            current->addData(p.tokensPerS, p.decodeStepS);
+        auto *label = new QCPItemText(this);
+        label->position->setCoords(p.tokensPerS, p.decodeStepS);
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        label->setText(QString::number(p.batch) + QStringLiteral(" "));
+        label->setColor(p.fits ? text : kCross);
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * 0.8);
+        label->setFont(f);
+        m_hoverX.push_back(p.tokensPerS);
+        m_hoverY.push_back(p.decodeStepS);
+        m_hover.push_back(tr("<b>batch %1</b><br>%2 per token, first token %3<br>%4 tokens/s (%5 per chip)%6%7")
+                              .arg(p.batch)
+                              .arg(qs(model::formatSeconds(p.decodeStepS)), qs(model::formatSeconds(p.timeToFirstTokenS)),
+                                   num(p.tokensPerS), num(p.tokensPerSPerChip),
+                                   p.costPerMillionTokens > 0 ? tr("<br>$%1 per million tokens").arg(num(p.costPerMillionTokens))
+                                                              : QString(),
+                                   p.fits ? QString() : tr("<br><b>does not fit in HBM</b>")));
+    }
+    if (xHi <= 0) {
+        setMessage(tr("No batch size of this plan could be evaluated."));
+        return;
+    }
+    if (loggable(latencyTargetS)) {
+        m_target = latencyTargetS;
+        yLo = std::min(yLo, latencyTargetS);
+        yHi = std::max(yHi, latencyTargetS);
+        auto *line = new QCPItemStraightLine(this);
+        line->point1->setCoords(1, latencyTargetS);
+        line->point2->setCoords(10, latencyTargetS);
+        line->setPen(QPen(kCross, 2, Qt::DashLine));
+        auto *label = new QCPItemText(this);
+        label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+        label->position->setTypeY(QCPItemPosition::ptPlotCoords);
+        label->position->setCoords(0.01, latencyTargetS);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        label->setText(tr("latency target %1").arg(qs(model::formatSeconds(latencyTargetS))));
+        label->setColor(kCross);
+    }
+    setLogRange(xAxis, xLo, xHi, 0.08);
+    setLogRange(yAxis, yLo, yHi, 0.12);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::mouseMoveEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseMoveEvent(event);
+    int best = -1;
+    double bestD = 100;
+    for (std::size_t i = 0; i < m_hover.size(); ++i) {
+        const double dx = xAxis->coordToPixel(m_hoverX[i]) - event->position().x();
+        const double dy = (m_serving ? yAxis->coordToPixel(m_hoverY[i]) : yAxis->coordToPixel(m_hoverY[i])) - event->position().y();
+        if (dx * dx + dy * dy < bestD) {
+            bestD = dx * dx + dy * dy;
+            best = static_cast<int>(i);
+        }
+    }
+    if (best >= 0)
+        QToolTip::showText(event->globalPosition().toPoint(), m_hover[static_cast<std::size_t>(best)], this);
+    else
+        QToolTip::hideText();
+}
+
+} // namespace meshplan::views

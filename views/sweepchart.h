@@ -1,0 +1,62 @@
+#pragma once
+// Scaling sweeps: MFU and step time against the per-chip batch or the chip count, with the
+// point where communication starts to bind and the book's critical batch; for serving,
+// latency against throughput across batch sizes with the latency target.
+
+#include "scalingsweep.h"
+#include "servingsearch.h"
+
+#include <qcustomplot.h>
+
+#include <vector>
+
+namespace meshplan::views {
+
+class SweepChart : public QCustomPlot
+{
+    Q_OBJECT
+
+public:
+    enum class Axis {
+        TokensPerChip,
+        Chips,
+    };
+
+    explicit SweepChart(QWidget *parent = nullptr);
+
+    void setScaling(const model::ScalingSweep &sweep, Axis axis);
+    /// `current`: the plan's batch (marked); `latencyTargetS` 0 for none.
+    void setServing(const std::vector<model::ServingPoint> &points, std::int64_t current, double latencyTargetS);
+    /// Shows why there is nothing to draw.
+    void setMessage(const QString &message);
+
+    bool isServing() const { return m_serving; }
+    /// The MFU graph (training) or the latency graph (serving), as plotted.
+    QCPGraph *mainGraph() const { return m_main; }
+    /// The step-time graph (training), on the right log axis.
+    QCPGraph *secondGraph() const { return m_second; }
+    /// x of the vertical markers drawn: the crossover and the book's critical value (0 if absent).
+    double crossoverMarker() const { return m_crossover; }
+    double bookMarker() const { return m_book; }
+    double targetMarker() const { return m_target; }
+
+protected:
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void reset();
+    void vertical(double x, const QString &text, const QColor &color, Qt::PenStyle style, double labelY);
+
+    bool m_serving = false;
+    QCPGraph *m_main = nullptr;
+    QCPGraph *m_second = nullptr;
+    double m_crossover = 0;
+    double m_book = 0;
+    double m_target = 0;
+    std::vector<QString> m_hover; ///< per main-graph point, sorted by x
+    std::vector<double> m_hoverX;
+    std::vector<double> m_hoverY;
+};
+
+} // namespace meshplan::views
