@@ -148,6 +148,7 @@ void MainWindow::createDocks()
     m_timeline = new views::TimelineChart(this);
     m_sweep = new views::SweepChart(this);
     m_sweepByChips = new QComboBox(this);
+    m_sweepByChips->setObjectName(QStringLiteral("sweepMode"));
     m_sweepByChips->addItem(tr("against per-chip batch"));
     m_sweepByChips->addItem(tr("against chip count"));
     m_sweepByChips->setToolTip(tr("Training sweeps vary the global batch (chips fixed) or the chip count (batch fixed)."));
@@ -184,11 +185,15 @@ void MainWindow::createDocks()
     connect(m_roofline, &views::RooflineChart::pointSelected, this, [this](int index) {
         const auto &point = m_roofline->roofline().points[static_cast<std::size_t>(index)];
         m_timeline->highlightCollective(point.collective);
-        statusBar()->showMessage(m_roofline->describePoint(index).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
+        const QString html = m_roofline->describePoint(index);
+        m_inspector->setSelectedOperation(html);
+        statusBar()->showMessage(QString(html).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
     });
     connect(m_timeline, &views::TimelineChart::segmentSelected, this, [this](int index) {
         const auto &segment = m_timeline->timeline().segments[static_cast<std::size_t>(index)];
         m_roofline->selectCollective(segment.collective);
+        m_timeline->highlightCollective(segment.collective);
+        m_inspector->setSelectedOperation(m_timeline->describeSegment(index));
     });
 }
 
@@ -217,7 +222,11 @@ void MainWindow::updateCharts(bool all)
         }
         const auto &plan = m_document->plan();
         switch (i) {
-        case 0: feedRoofline(m_roofline, plan, *evaluation); break;
+        case 0:
+            feedRoofline(m_roofline, plan, *evaluation);
+            // The selected operation keeps its place; its numbers are the new plan's.
+            m_inspector->setSelectedOperation(m_roofline->describePoint(m_roofline->selectedPoint()));
+            break;
         case 1: feedMemory(m_memory, *evaluation); break;
         case 2: feedTimeline(m_timeline, plan, *evaluation); break;
         case 3: feedSweep(m_sweep, plan, *evaluation, m_sweepByChips->currentIndex() == 1); break;
@@ -324,6 +333,11 @@ void MainWindow::refresh()
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
     updateTitle();
     m_chartsFed.fill(false);
+    if (!evaluation) {
+        m_roofline->selectPoint(-1);
+        m_timeline->highlightCollective(-1);
+        m_inspector->setSelectedOperation({});
+    }
     scheduleCharts();
 }
 

@@ -81,6 +81,17 @@ PlanInspector::PlanInspector(QWidget *parent)
     (new QVBoxLayout(summaryBox))->addWidget(m_summary);
     layout->addWidget(summaryBox);
 
+    // The operation picked on the roofline or the timeline, so the number behind a point stays
+    // in view while the user edits the plan around it.
+    m_selectedBox = new QGroupBox(tr("Selected operation"), this);
+    m_selected = new QLabel(m_selectedBox);
+    m_selected->setWordWrap(true);
+    m_selected->setTextFormat(Qt::RichText);
+    m_selected->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    (new QVBoxLayout(m_selectedBox))->addWidget(m_selected);
+    m_selectedBox->setVisible(false);
+    layout->addWidget(m_selectedBox);
+
     // Plan: title, model, hardware.
     auto *planBox = new QGroupBox(tr("Plan"), this);
     auto *planForm = new QFormLayout(planBox);
@@ -374,6 +385,17 @@ QSpinBox *PlanInspector::degreeEditor(model::Role role) const
 QString PlanInspector::summaryText() const
 {
     return m_summary->text();
+}
+
+void PlanInspector::setSelectedOperation(const QString &html)
+{
+    m_selected->setText(html);
+    m_selectedBox->setVisible(!html.isEmpty());
+}
+
+QString PlanInspector::selectedOperationText() const
+{
+    return m_selectedBox->isHidden() ? QString() : m_selected->text();
 }
 
 } // namespace meshplan::views

@@ -38,6 +38,9 @@ public:
     QWidget *editorFor(const std::string &pointer) const;
     QSpinBox *degreeEditor(model::Role role) const;
     QString summaryText() const;
+    /// Shows the operation picked in a chart (rich text), or hides the box for an empty string.
+    void setSelectedOperation(const QString &html);
+    QString selectedOperationText() const;
 
 signals:
     /// Set the field at `pointer` to `value`; edits of the same field merge (`mergeKey`).
@@ -72,6 +75,8 @@ private:
     QGroupBox *m_inference = nullptr;
     QLabel *m_model = nullptr;
     QLabel *m_summary = nullptr;
+    QGroupBox *m_selectedBox = nullptr;
+    QLabel *m_selected = nullptr;
 };
 
 } // namespace meshplan::views

@@ -5,6 +5,10 @@
 #include "cardlist.h"
 #include "meshcanvas.h"
 #include "mainwindow.h"
+#include "memorychart.h"
+#include "rooflinechart.h"
+#include "sweepchart.h"
+#include "timelinechart.h"
 #include "plandocument.h"
 #include "planinspector.h"
 
@@ -14,6 +18,7 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QStandardPaths>
 #include <QtTest>
@@ -348,6 +353,97 @@ private slots:
         QVERIFY(!window().inspector()->editorFor("/workload/global_batch")->isVisibleTo(window().inspector()));
         doc().undoStack()->undo();
         QCOMPARE(doc().plan().kind, meshplan::model::WorkloadKind::Training);
+    }
+
+    void chartsFollowThePlan()
+    {
+        window().updateCharts(true);
+        const auto &evaluation = *doc().evaluation();
+        auto *memory = window().memoryChart();
+        QCOMPARE(memory->chipKinds().size(), evaluation.perChip.size());
+        // Parameters of the first kind of chip, to the byte, and the v5p's 95 GiB line.
+        QCOMPARE(memory->layerBytes(0, 0), evaluation.perChip[0].memory.params);
+        QCOMPARE(memory->capacityBytes(), evaluation.perChip[0].memory.capacity);
+        QVERIFY(!window().rooflineChart()->roofline().points.empty());
+        QVERIFY(!window().timelineChart()->timeline().segments.empty());
+        QVERIFY(window().sweepChart()->mainGraph());
+
+        // An edit reaches the visible chart through the deferred update: with ZeRO-3 the data
+        // axis shards parameters too, so dropping to ZeRO-0 over data 2 (fsdp 512) doubles them.
+        const double before = memory->layerBytes(0, 0);
+        window().chartDocks()[1]->raise();
+        QVERIFY(window().editDegree(meshplan::model::Role::Data, 2));
+        QVERIFY(window().editField(QStringLiteral("ZeRO stage"), "/parallelism/zero_stage", 0));
+        QCOMPARE(doc().plan().parallelism.degrees[static_cast<std::size_t>(meshplan::model::Role::Fsdp)], 512);
+        QTRY_COMPARE(memory->chipKinds().front().memory.params, doc().evaluation()->perChip.front().memory.params);
+        QCOMPARE(memory->layerBytes(0, 0), 2 * before);
+    }
+
+    void selectingARooflinePointHighlightsItEverywhere()
+    {
+        window().chartDocks()[0]->raise();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        auto *roofline = window().rooflineChart();
+        roofline->replot();
+        const auto &points = roofline->roofline().points;
+        int chosen = -1;
+        for (std::size_t i = 0; i < points.size(); ++i)
+            if (points[i].collective >= 0)
+                chosen = static_cast<int>(i);
+        QVERIFY(chosen >= 0);
+        const auto &p = points[static_cast<std::size_t>(chosen)];
+        const QPoint pixel(qRound(roofline->xAxis->coordToPixel(p.intensity)),
+                           qRound(roofline->yAxis->coordToPixel(p.achievedFlopsPerS)));
+        QCOMPARE(roofline->pointAt(pixel, 2), chosen);
+        QTest::mouseClick(roofline, Qt::LeftButton, {}, pixel);
+        QCOMPARE(roofline->selectedPoint(), chosen);
+        QCOMPARE(window().timelineChart()->highlightedCollective(), p.collective);
+        QVERIFY(window().inspector()->selectedOperationText().contains(QString::fromStdString(p.op)));
+        QVERIFY(window().statusBar()->currentMessage().contains(QString::fromStdString(p.op)));
+
+        // An edit keeps the selection and shows the new plan's numbers for it.
+        QVERIFY(window().editDegree(meshplan::model::Role::Data, 2));
+        window().updateCharts(true);
+        QCOMPARE(roofline->selectedPoint(), chosen);
+        QVERIFY(window().inspector()->selectedOperationText().contains(QString::fromStdString(p.op)));
+    }
+
+    void sweepSwitchesBetweenBatchAndChipCount()
+    {
+        window().chartDocks()[3]->raise();
+        window().updateCharts(true);
+        auto *sweep = window().sweepChart();
+        QVERIFY(sweep->mainGraph() && !sweep->isServing());
+        auto *mode = window().findChild<QComboBox *>(QStringLiteral("sweepMode"));
+        QVERIFY(mode);
+        mode->setCurrentIndex(1);
+        QTRY_VERIFY(sweep->mainGraph() && !sweep->mainGraph()->data()->isEmpty());
+        // Chip counts by powers of two around the plan's 8192.
+        bool hasCurrent = false;
+        for (auto it = sweep->mainGraph()->data()->constBegin(); it != sweep->mainGraph()->data()->constEnd(); ++it) {
+            const double log2 = std::log2(it->key);
+            QCOMPARE(log2, std::round(log2));
+            hasCurrent = hasCurrent || it->key == 8192;
+        }
+        QVERIFY(hasCurrent);
+
+        QVERIFY(window().editKind("inference"));
+        QTRY_VERIFY(sweep->isServing());
+    }
+
+    void darkThemeRestylesTheCharts()
+    {
+        window().updateCharts(true);
+        window().setDarkTheme(true);
+        QApplication::processEvents();
+        const QColor back = window().rooflineChart()->axisRect()->backgroundBrush().color();
+        const QColor tick = window().rooflineChart()->xAxis->tickLabelColor();
+        window().setDarkTheme(false);
+        QApplication::processEvents();
+        QVERIFY2(back.lightness() < 80, qPrintable(back.name()));
+        QVERIFY2(tick.lightness() > 180, qPrintable(tick.name()));
+        QVERIFY(window().rooflineChart()->axisRect()->backgroundBrush().color().lightness() > 200);
     }
 
     void everyCommandHasAShortcut()
