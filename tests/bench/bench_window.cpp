@@ -2,9 +2,14 @@
 // (16 ms) for LLaMA-3 405B on 16,384 H100s. Each iteration applies an undoable edit, which
 // re-evaluates the plan and updates the canvas, the inspector and the status bar, then paints
 // the window. Run offscreen: build/tests/bench/meshplan_bench_window
+#include "chartfeed.h"
 #include "mainwindow.h"
+#include "memorychart.h"
 #include "meshcanvas.h"
 #include "plandocument.h"
+#include "rooflinechart.h"
+#include "sweepchart.h"
+#include "timelinechart.h"
 
 #include <benchmark/benchmark.h>
 
@@ -65,6 +70,43 @@ void BM_HoverChip405bOn16kH100(benchmark::State &state)
     state.SetLabel("hover highlight of a chip's groups + canvas repaint");
 }
 BENCHMARK(BM_HoverChip405bOn16kH100)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+
+// Each chart on its own: ask the model for its data, hand it to the view and replot, as the
+// window does for the chart on screen after an edit (the others wait until they are shown).
+void BM_FeedAndReplotChart405bOn16kH100(benchmark::State &state)
+{
+    auto *w = window405b();
+    const auto &plan = w->document()->plan();
+    const auto &evaluation = *w->document()->evaluation();
+    const int chart = static_cast<int>(state.range(0));
+    for (auto _ : state) {
+        switch (chart) {
+        case 0: meshplan::app::feedRoofline(w->rooflineChart(), plan, evaluation); w->rooflineChart()->replot(); break;
+        case 1: meshplan::app::feedMemory(w->memoryChart(), evaluation); w->memoryChart()->replot(); break;
+        case 2: meshplan::app::feedTimeline(w->timelineChart(), plan, evaluation); w->timelineChart()->replot(); break;
+        default: meshplan::app::feedSweep(w->sweepChart(), plan, evaluation, chart == 4); w->sweepChart()->replot(); break;
+        }
+    }
+    static const char *names[] = {"roofline", "memory bars", "step timeline", "batch sweep", "chip-count sweep"};
+    state.SetLabel(names[chart]);
+}
+BENCHMARK(BM_FeedAndReplotChart405bOn16kH100)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+
+// The whole frame after an edit with the chart dock open: evaluate, canvas, inspector, the
+// visible chart (the roofline, the first tab) and a repaint of the window.
+void BM_EditWithChartsAndPaint405bOn16kH100(benchmark::State &state)
+{
+    auto *w = window405b();
+    std::int64_t batch = 2048;
+    for (auto _ : state) {
+        batch = batch == 2048 ? 1024 : 2048;
+        w->editField(QStringLiteral("Set global batch"), "/workload/global_batch", batch, 1);
+        w->updateCharts(false);
+        w->repaint();
+    }
+    state.SetLabel("edit + visible chart + full repaint");
+}
+BENCHMARK(BM_EditWithChartsAndPaint405bOn16kH100)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 
 } // namespace
 
