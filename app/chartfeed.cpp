@@ -52,21 +52,11 @@ void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::E
             batches.push_back(plan.inference.batch);
             std::sort(batches.begin(), batches.end());
         }
-        // Batches the placement cannot use (fewer sequences than decoding replicas) are left out
-        // rather than failing the whole curve; the plan's own error shows if nothing remains.
-        std::vector<model::ServingPoint> points;
-        std::optional<model::Error> firstError;
-        for (std::int64_t b : batches) {
-            auto one = model::latencyThroughputSweep(plan, {b});
-            if (one)
-                points.push_back(one->front());
-            else if (!firstError)
-                firstError = one.error();
-        }
-        if (points.empty())
-            chart->setMessage(QString::fromStdString(firstError ? firstError->toString() : std::string("no batch size to sweep")));
+        const auto points = model::latencyThroughputSweep(plan, batches);
+        if (!points)
+            chart->setMessage(QString::fromStdString(points.error().toString()));
         else
-            chart->setServing(points, plan.inference.batch, plan.inference.latencyTargetS);
+            chart->setServing(*points, plan.inference.batch, plan.inference.latencyTargetS);
         return;
     }
     auto sweep = byChips ? model::sweepChipCount(plan) : model::sweepPerChipBatch(plan);

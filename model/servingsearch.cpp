@@ -4,6 +4,7 @@
 #include "units.h"
 
 #include <limits>
+#include <optional>
 
 namespace meshplan::model {
 
@@ -66,16 +67,26 @@ Expected<std::vector<ServingPoint>> latencyThroughputSweep(const Plan &plan, con
     if (plan.kind != WorkloadKind::Inference)
         return Error{"workload.kind", "a latency-throughput sweep needs an inference plan"};
     std::vector<ServingPoint> points;
+    std::optional<Error> tooSmall;
     Plan copy = plan;
     for (std::int64_t b : batches) {
         if (b < 1)
             return Error{"batch", "batch sizes must be positive, got " + std::to_string(b)};
         copy.inference.batch = b;
         auto p = point(copy, mode);
-        if (!p)
+        if (p) {
+            points.push_back(p.value());
+        } else if (p.error().path == "workload.batch") {
+            // Fewer sequences than decoding replicas: this placement cannot run that batch at
+            // all, which is a fact about the placement, not a failure of the sweep.
+            if (!tooSmall)
+                tooSmall = p.error();
+        } else {
             return p.error();
-        points.push_back(p.value());
+        }
     }
+    if (points.empty() && tooSmall)
+        return *tooSmall;
     return points;
 }
 

@@ -26,7 +26,8 @@ struct ServingPoint {
 };
 
 /// Evaluates `plan` (an inference plan) at each batch size; batches that do not fit are kept
-/// with fits = false so a chart can show where memory ends.
+/// with fits = false so a chart can show where memory ends. Batches smaller than the number of
+/// decoding replicas are left out (an error only when no batch remains).
 Expected<std::vector<ServingPoint>> latencyThroughputSweep(const Plan &plan, const std::vector<std::int64_t> &batches,
                                                            CostMode mode = CostMode::Achievable);
 

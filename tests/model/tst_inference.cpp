@@ -120,6 +120,24 @@ private slots:
         }
     }
 
+    // Four decoding replicas (data 4) cannot run one or two sequences: the sweep leaves those
+    // batches out instead of failing, and says why when no batch remains.
+    void sweepSkipsBatchesBelowTheReplicaCount()
+    {
+        json doc = servingPlan("llama-3-8b", {4, 2}, 2, 8, 2048, 256);
+        doc["parallelism"]["data"] = 4;
+        const Plan plan = parse(doc);
+        const auto points = latencyThroughputSweep(plan, {1, 2, 4, 8});
+        QVERIFY(points.hasValue());
+        QCOMPARE(points->size(), std::size_t(2));
+        QCOMPARE(points->front().batch, std::int64_t(4));
+        QCOMPARE(points->back().batch, std::int64_t(8));
+        const auto none = latencyThroughputSweep(plan, {1, 2});
+        QVERIFY(!none.hasValue());
+        QCOMPARE(none.error().path, std::string("workload.batch"));
+        QVERIFY(none.error().message.find("4 decoding replicas") != std::string::npos);
+    }
+
     void cheapestMeetsTheTarget()
     {
         const Plan plan = parse(servingPlan("llama-3-70b", {4, 2}, 8, 32, 2048, 512, "int8", "int8"));
