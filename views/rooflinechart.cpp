@@ -48,7 +48,16 @@ RooflineChart::RooflineChart(QWidget *parent)
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     legend->setFont(small);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    // The legend gets its own column right of the plot: inside, on a short dock, it covered
+    // either the ceiling labels or the memory-bound points, wherever it was put.
+    axisRect()->insetLayout()->take(legend);
+    auto *side = new QCPLayoutGrid;
+    plotLayout()->addElement(0, 1, side);
+    plotLayout()->setColumnStretchFactor(1, 0.001);
+    side->addElement(0, 0, legend);
+    side->addElement(1, 0, new QCPLayoutElement(this)); // keeps the legend at the top
+    side->setRowStretchFactor(0, 0.001);
+    side->setMargins(QMargins(0, 12, 6, 0));
     applyChartStyle(this, palette());
 }
 
@@ -123,6 +132,9 @@ void RooflineChart::rebuild()
             continue;
         QCPGraph *g = addGraph();
         g->setName(qs(c.name));
+        // Each ceiling carries its own label on the line; the legend keeps to the operations so
+        // it stays small enough not to cover the ceilings on a short chart.
+        g->removeFromLegend();
         if (c.slope) {
             const double ridge = peak / c.value; // where the slope meets the highest peak
             const double a = x0;
@@ -144,7 +156,9 @@ void RooflineChart::rebuild()
             g->setPen(QPen(color, c.value >= peak ? 2 : 1, Qt::DashLine));
             auto *label = new QCPItemText(this);
             label->position->setCoords(x1, c.value);
-            label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+            // The top peak is labelled above its line, lower ones below theirs, so two peaks a
+            // factor of two apart (bf16 and fp8) do not print over each other.
+            label->setPositionAlignment(Qt::AlignRight | (c.value >= peak ? Qt::AlignBottom : Qt::AlignTop));
             label->setText(qs(c.name) + QStringLiteral(" ") + qs(model::formatFlopsPerSecond(c.value)));
             label->setColor(color);
         }
