@@ -14,6 +14,7 @@
 #include <QUndoStack>
 #include <QtDebug>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -53,6 +54,59 @@ std::string withoutExceptionTag(std::string message)
     if (end == std::string::npos)
         return message;
     return message.erase(start, end + 2 - start);
+}
+
+// nlohmann::json keeps keys sorted, which put "format" and "version" in the middle of a saved
+// plan; a file a person reads starts with what it is, then the model, the hardware and how it
+// is split. Keys outside this list follow in alphabetical order.
+nlohmann::ordered_json readableOrder(const nlohmann::json &json)
+{
+    if (!json.is_object())
+        return nlohmann::ordered_json::parse(json.dump());
+    static const char *const kFirst[] = {"format", "version", "title", "model", "hardware", "parallelism",
+                                         "workload", "measured"};
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const char *key : kFirst)
+        if (json.contains(key))
+            out[key] = nlohmann::ordered_json::parse(json.at(key).dump());
+    for (const auto &[key, value] : json.items())
+        if (!out.contains(key))
+            out[key] = nlohmann::ordered_json::parse(value.dump());
+    return out;
+}
+
+// Two-space indented JSON, except that arrays of plain values stay on one line ("topology":
+// [16, 16, 32] rather than five lines), as a person would write the file by hand.
+void writeReadable(const nlohmann::ordered_json &value, int indent, std::string &out)
+{
+    const std::string pad(static_cast<std::size_t>(indent), ' ');
+    const std::string inner(static_cast<std::size_t>(indent) + 2, ' ');
+    if (value.is_object() && !value.empty()) {
+        out += "{\n";
+        bool first = true;
+        for (const auto &[key, item] : value.items()) {
+            out += first ? "" : ",\n";
+            first = false;
+            out += inner + nlohmann::ordered_json(key).dump() + ": ";
+            writeReadable(item, indent + 2, out);
+        }
+        out += "\n" + pad + "}";
+    } else if (value.is_array() && !value.empty()) {
+        const bool flat = std::none_of(value.begin(), value.end(),
+                                       [](const nlohmann::ordered_json &e) { return e.is_structured(); });
+        out += flat ? "[" : "[\n";
+        bool first = true;
+        for (const auto &item : value) {
+            out += first ? "" : (flat ? ", " : ",\n");
+            first = false;
+            if (!flat)
+                out += inner;
+            writeReadable(item, indent + 2, out);
+        }
+        out += flat ? "]" : "\n" + pad + "]";
+    } else {
+        out += value.dump();
+    }
 }
 
 } // namespace
@@ -192,7 +246,9 @@ std::optional<QString> PlanDocument::writeJsonFile(const QString &path, const nl
     const QString shown = shownPath(path);
     if (auto error = checkStorable(json))
         return tr("%1: %2; nothing was written").arg(shown, QString::fromStdString(error->toString()));
-    const QByteArray bytes = QByteArray::fromStdString(json.dump(2) + '\n');
+    std::string text;
+    writeReadable(readableOrder(json), 0, text);
+    const QByteArray bytes = QByteArray::fromStdString(text + '\n');
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         return tr("%1: cannot be written (%2)").arg(shown, file.errorString());
