@@ -8,6 +8,7 @@
 #include "hfconfig.h"
 #include "memorychart.h"
 #include "meshcanvas.h"
+#include "oproofline.h"
 #include "palettes.h"
 #include "plandocument.h"
 #include "planinspector.h"
@@ -39,6 +40,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <optional>
 
 namespace meshplan::app {
 
@@ -184,16 +186,17 @@ void MainWindow::createDocks()
     });
     connect(m_roofline, &views::RooflineChart::pointSelected, this, [this](int index) {
         const auto &point = m_roofline->roofline().points[static_cast<std::size_t>(index)];
-        m_timeline->highlightCollective(point.collective);
-        const QString html = m_roofline->describePoint(index);
-        m_inspector->setSelectedOperation(html);
-        statusBar()->showMessage(QString(html).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
+        selectOperation(point.op, point.kind, -1);
     });
     connect(m_timeline, &views::TimelineChart::segmentSelected, this, [this](int index) {
         const auto &segment = m_timeline->timeline().segments[static_cast<std::size_t>(index)];
-        m_roofline->selectCollective(segment.collective);
-        m_timeline->highlightCollective(segment.collective);
-        m_inspector->setSelectedOperation(m_timeline->describeSegment(index));
+        if (segment.collective >= 0) {
+            selectOperation({}, {}, segment.collective);
+        } else {
+            // Compute, bubble and optimizer lanes are not roofline points: show the lane itself.
+            selectOperation({}, {}, -1);
+            m_inspector->setSelectedOperation(m_timeline->describeSegment(index));
+        }
     });
 }
 
@@ -222,11 +225,7 @@ void MainWindow::updateCharts(bool all)
         }
         const auto &plan = m_document->plan();
         switch (i) {
-        case 0:
-            feedRoofline(m_roofline, plan, *evaluation);
-            // The selected operation keeps its place; its numbers are the new plan's.
-            m_inspector->setSelectedOperation(m_roofline->describePoint(m_roofline->selectedPoint()));
-            break;
+        case 0: feedRoofline(m_roofline, plan, *evaluation); break;
         case 1: feedMemory(m_memory, *evaluation); break;
         case 2: feedTimeline(m_timeline, plan, *evaluation); break;
         case 3: feedSweep(m_sweep, plan, *evaluation, m_sweepByChips->currentIndex() == 1); break;
@@ -324,6 +323,36 @@ void MainWindow::setDarkTheme(bool dark)
     scheduleCharts();
 }
 
+void MainWindow::selectOperation(const std::string &op, const std::string &kind, int collective, bool announce)
+{
+    // Resolved against the current evaluation rather than the roofline's data, which waits
+    // for its tab to be shown before it follows an edit.
+    std::optional<model::RooflinePoint> point;
+    const auto &evaluation = m_document->evaluation();
+    if (evaluation && (!op.empty() || collective >= 0)) {
+        for (const auto &p : model::opRoofline(m_document->plan(), *evaluation).points)
+            if (collective >= 0 ? p.collective == collective : (p.op == op && p.kind == kind))
+                point = p;
+    }
+    // A plan that does not evaluate is often halfway through a two-field edit (context 1, then
+    // fsdp 2048): the name is kept until a plan that evaluates says whether the operation exists.
+    if (evaluation || collective >= 0) {
+        m_selectedOp = point ? point->op : std::string();
+        m_selectedKind = point ? point->kind : std::string();
+    } else {
+        m_selectedOp = op;
+        m_selectedKind = kind;
+    }
+    m_roofline->selectOperation(point ? point->op : std::string(), point ? point->kind : std::string());
+    if (!point && !m_selectedOp.empty())
+        m_roofline->selectOperation(m_selectedOp, m_selectedKind); // picked up when the data arrives
+    m_timeline->highlightCollective(point ? point->collective : -1);
+    const QString html = point ? views::RooflineChart::describe(*point) : QString();
+    m_inspector->setSelectedOperation(html);
+    if (announce && point)
+        statusBar()->showMessage(QString(html).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
+}
+
 void MainWindow::refresh()
 {
     const auto &evaluation = m_document->evaluation();
@@ -333,11 +362,10 @@ void MainWindow::refresh()
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
     updateTitle();
     m_chartsFed.fill(false);
-    if (!evaluation) {
-        m_roofline->selectPoint(-1);
-        m_timeline->highlightCollective(-1);
-        m_inspector->setSelectedOperation({});
-    }
+    // The selected operation stays selected by name; its numbers become the new plan's, and it
+    // is dropped when the plan no longer has it (or cannot be evaluated).
+    if (!m_selectedOp.empty())
+        selectOperation(m_selectedOp, m_selectedKind, -1, false);
     scheduleCharts();
 }
 

@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include <array>
+#include <string>
 
 class QAction;
 class QDockWidget;
@@ -95,6 +96,10 @@ private:
     void scheduleCharts();
     void createActions();
     void refresh();
+    /// Selects an operation by name and kind, or (collective >= 0) the point of that collective:
+    /// marked on the roofline and the timeline and described in the inspector; `announce` also
+    /// puts it in the status bar. Nothing is selected when the plan has no such operation.
+    void selectOperation(const std::string &op, const std::string &kind, int collective, bool announce = true);
     void updateTitle();
     void updateRecentMenu();
     bool applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey = -1);
@@ -128,6 +133,8 @@ private:
     QLabel *m_summaryLabel = nullptr;
     QString m_lastError;
     bool m_interactive = true;
+    std::string m_selectedOp;   ///< the operation picked in a chart, by name ("" for none)
+    std::string m_selectedKind;
 };
 
 } // namespace meshplan::app

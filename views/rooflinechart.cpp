@@ -73,8 +73,10 @@ void RooflineChart::changeEvent(QEvent *event)
 void RooflineChart::setRoofline(const model::OpRoofline &roofline)
 {
     m_data = roofline;
-    if (m_selected >= static_cast<int>(m_data.points.size()))
-        m_selected = -1;
+    m_selected = -1;
+    for (std::size_t i = 0; i < m_data.points.size() && !m_selectedOp.empty(); ++i)
+        if (m_data.points[i].op == m_selectedOp && m_data.points[i].kind == m_selectedKind)
+            m_selected = static_cast<int>(i);
     rebuild();
 }
 
@@ -232,7 +234,11 @@ QString RooflineChart::describePoint(int index) const
 {
     if (index < 0 || index >= static_cast<int>(m_data.points.size()))
         return {};
-    const auto &p = m_data.points[static_cast<std::size_t>(index)];
+    return describe(m_data.points[static_cast<std::size_t>(index)]);
+}
+
+QString RooflineChart::describe(const model::RooflinePoint &p)
+{
     QString text = QStringLiteral("<b>%1</b> (%2)<br>").arg(qs(p.op).toHtmlEscaped(), qs(p.kind));
     text += tr("%1 and %2 per chip, %3 per step").arg(qs(model::formatFlops(p.flops)), qs(model::formatBytes(p.bytes)))
                 .arg(p.countPerStep);
@@ -246,6 +252,8 @@ QString RooflineChart::describePoint(int index) const
 void RooflineChart::selectPoint(int index)
 {
     m_selected = index >= 0 && index < static_cast<int>(m_data.points.size()) ? index : -1;
+    m_selectedOp = m_selected >= 0 ? m_data.points[static_cast<std::size_t>(m_selected)].op : std::string();
+    m_selectedKind = m_selected >= 0 ? m_data.points[static_cast<std::size_t>(m_selected)].kind : std::string();
     if (m_selection) {
         if (m_selected >= 0) {
             const auto &p = m_data.points[static_cast<std::size_t>(m_selected)];
@@ -257,14 +265,16 @@ void RooflineChart::selectPoint(int index)
     }
 }
 
-void RooflineChart::selectCollective(int collective)
+void RooflineChart::selectOperation(const std::string &op, const std::string &kind)
 {
-    for (std::size_t i = 0; i < m_data.points.size(); ++i)
-        if (m_data.points[i].collective == collective && collective >= 0) {
-            selectPoint(static_cast<int>(i));
-            return;
-        }
-    selectPoint(-1);
+    int found = -1;
+    for (std::size_t i = 0; i < m_data.points.size() && !op.empty(); ++i)
+        if (m_data.points[i].op == op && m_data.points[i].kind == kind)
+            found = static_cast<int>(i);
+    selectPoint(found);
+    // Data not yet drawn (the chart is on a hidden tab) picks the name up when it arrives.
+    m_selectedOp = op;
+    m_selectedKind = op.empty() ? std::string() : kind;
 }
 
 void RooflineChart::mouseMoveEvent(QMouseEvent *event)

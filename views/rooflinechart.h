@@ -6,6 +6,8 @@
 
 #include <qcustomplot.h>
 
+#include <string>
+
 namespace meshplan::views {
 
 class RooflineChart : public QCustomPlot
@@ -22,10 +24,13 @@ public:
     int pointAt(QPointF pixel, double radius = 10) const;
     /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound.
     QString describePoint(int index) const;
+    /// The same text for any point (the window describes a fresh point the chart has not drawn yet).
+    static QString describe(const model::RooflinePoint &point);
     void selectPoint(int index);
     int selectedPoint() const { return m_selected; }
-    /// Selects the point of collective `collective` (index into the evaluation's collectives).
-    void selectCollective(int collective);
+    /// Selects the operation named `op` of `kind` (none for an empty name). The selection is kept
+    /// by name, so new data (after an edit) selects the same operation wherever it now sits.
+    void selectOperation(const std::string &op, const std::string &kind);
 
 signals:
     void pointSelected(int index);
@@ -41,6 +46,8 @@ private:
     model::OpRoofline m_data;
     QCPGraph *m_selection = nullptr;
     int m_selected = -1;
+    std::string m_selectedOp;
+    std::string m_selectedKind;
 };
 
 } // namespace meshplan::views

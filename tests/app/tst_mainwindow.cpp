@@ -392,7 +392,7 @@ private slots:
             if (points[i].collective >= 0)
                 chosen = static_cast<int>(i);
         QVERIFY(chosen >= 0);
-        const auto &p = points[static_cast<std::size_t>(chosen)];
+        const auto p = points[static_cast<std::size_t>(chosen)]; // a copy: an edit replaces the data
         const QPoint pixel(qRound(roofline->xAxis->coordToPixel(p.intensity)),
                            qRound(roofline->yAxis->coordToPixel(p.achievedFlopsPerS)));
         QCOMPARE(roofline->pointAt(pixel, 2), chosen);
@@ -407,6 +407,69 @@ private slots:
         window().updateCharts(true);
         QCOMPARE(roofline->selectedPoint(), chosen);
         QVERIFY(window().inspector()->selectedOperationText().contains(QString::fromStdString(p.op)));
+    }
+
+    // The selection follows the operation, not its position: trading context parallelism for
+    // tensor removes the context collectives, so the fsdp weight gather moves from 3 to 1.
+    void selectionFollowsTheOperationAcrossEdits()
+    {
+        window().chartDocks()[2]->raise();
+        window().updateCharts(true);
+        auto *timeline = window().timelineChart();
+        auto *roofline = window().rooflineChart();
+        const auto &collectives = doc().evaluation()->collectives;
+        QCOMPARE(collectives[3].purpose, std::string("fsdp weights"));
+        int segment = -1;
+        for (std::size_t i = 0; i < timeline->timeline().segments.size(); ++i)
+            if (timeline->timeline().segments[i].collective == 3)
+                segment = static_cast<int>(i);
+        QVERIFY(segment >= 0);
+        QSignalSpy picked(timeline, &meshplan::views::TimelineChart::segmentSelected);
+        const auto &s = timeline->timeline().segments[static_cast<std::size_t>(segment)];
+        timeline->replot();
+        const QPoint pixel(qRound(timeline->xAxis->coordToPixel((s.startS + s.durationS / 2) / timeline->timeUnit())),
+                           qRound(timeline->yAxis->coordToPixel(s.lane)));
+        QCOMPARE(timeline->segmentAt(pixel), segment);
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, pixel);
+        QCOMPARE(picked.count(), 1);
+        QCOMPARE(timeline->highlightedCollective(), 3);
+        QVERIFY(window().inspector()->selectedOperationText().contains(QStringLiteral("fsdp weights")));
+
+        // Halfway (8192 chips, a 4096-chip split) the plan does not evaluate: nothing is lit, but
+        // the selection survives to the next plan that does.
+        QVERIFY(window().editDegree(meshplan::model::Role::Context, 1));
+        QVERIFY(!doc().evaluation().hasValue());
+        QCOMPARE(timeline->highlightedCollective(), -1);
+        QVERIFY(window().inspector()->selectedOperationText().isEmpty());
+        QVERIFY(window().editDegree(meshplan::model::Role::Tensor, 8));
+        QCOMPARE(doc().evaluation()->collectives[1].purpose, std::string("fsdp weights"));
+        QCOMPARE(timeline->highlightedCollective(), 1);
+        window().updateCharts(true);
+        QCOMPARE(timeline->highlightedCollective(), 1);
+        QVERIFY(roofline->selectedPoint() >= 0);
+        QCOMPARE(roofline->roofline().points[static_cast<std::size_t>(roofline->selectedPoint())].op, std::string("fsdp weights"));
+
+        // Undo brings context back and the gather back to index 3; removing tensor parallelism
+        // from a selected tensor all-reduce clears the selection everywhere.
+        doc().undoStack()->undo();
+        doc().undoStack()->undo();
+        QCOMPARE(timeline->highlightedCollective(), 3);
+        int tensorPoint = -1;
+        window().updateCharts(true);
+        for (std::size_t i = 0; i < roofline->roofline().points.size(); ++i)
+            if (roofline->roofline().points[i].collective == 0)
+                tensorPoint = static_cast<int>(i);
+        QVERIFY(tensorPoint >= 0);
+        roofline->selectPoint(tensorPoint);
+        emit roofline->pointSelected(tensorPoint);
+        QCOMPARE(timeline->highlightedCollective(), 0);
+        QVERIFY(window().editDegree(meshplan::model::Role::Tensor, 1));
+        QVERIFY(window().editDegree(meshplan::model::Role::Context, 8));
+        QVERIFY(doc().evaluation().hasValue());
+        QCOMPARE(timeline->highlightedCollective(), -1);
+        QVERIFY(window().inspector()->selectedOperationText().isEmpty());
+        window().updateCharts(true);
+        QCOMPARE(roofline->selectedPoint(), -1);
     }
 
     void sweepSwitchesBetweenBatchAndChipCount()
