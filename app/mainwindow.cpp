@@ -168,6 +168,11 @@ void MainWindow::createDocks()
         auto *panel = new views::ChartPanel(def.chart, def.name, this);
         if (def.chart == m_sweep)
             panel->addControl(m_sweepByChips);
+        const auto index = static_cast<std::size_t>(m_chartDocks.size());
+        connect(panel, &views::ChartPanel::resetRequested, this, [this, index] {
+            m_chartsFed[index] = false; // feeding again sets the chart's own ranges
+            updateCharts(false);
+        });
         auto *d = dock(def.title, def.name + QStringLiteral("Dock"), panel, Qt::BottomDockWidgetArea);
         if (first)
             tabifyDockWidget(first, d);

@@ -4,7 +4,9 @@
 
 #include <qcustomplot.h>
 
+#include <QClipboard>
 #include <QFileDialog>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QMessageBox>
 #include <QToolButton>
@@ -22,6 +24,16 @@ ChartPanel::ChartPanel(QCustomPlot *chart, const QString &name, QWidget *parent)
     layout->setSpacing(2);
     m_bar = new QHBoxLayout;
     m_bar->addStretch(1);
+    auto *resetButton = new QToolButton(this);
+    resetButton->setText(tr("Reset view"));
+    resetButton->setToolTip(tr("Back to the chart's own ranges after zooming or dragging (or double-click the chart)"));
+    connect(resetButton, &QToolButton::clicked, this, &ChartPanel::resetRequested);
+    m_bar->addWidget(resetButton);
+    auto *copyButton = new QToolButton(this);
+    copyButton->setText(tr("Copy"));
+    copyButton->setToolTip(tr("Copy this chart to the clipboard as an image"));
+    connect(copyButton, &QToolButton::clicked, this, &ChartPanel::copyToClipboard);
+    m_bar->addWidget(copyButton);
     auto *exportButton = new QToolButton(this);
     exportButton->setText(tr("Export…"));
     exportButton->setToolTip(tr("Save this chart as PNG, PDF or SVG"));
@@ -29,7 +41,21 @@ ChartPanel::ChartPanel(QCustomPlot *chart, const QString &name, QWidget *parent)
     m_bar->addWidget(exportButton);
     layout->addLayout(m_bar);
     chart->setParent(this);
+    chart->installEventFilter(this);
     layout->addWidget(chart, 1);
+}
+
+bool ChartPanel::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_chart && event->type() == QEvent::MouseButtonDblClick)
+        emit resetRequested();
+    return QWidget::eventFilter(watched, event);
+}
+
+void ChartPanel::copyToClipboard()
+{
+    const QPixmap image = m_chart->toPixmap(m_chart->width(), m_chart->height(), 2.0);
+    QGuiApplication::clipboard()->setPixmap(image);
 }
 
 void ChartPanel::addControl(QWidget *control)

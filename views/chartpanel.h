@@ -1,5 +1,6 @@
 #pragma once
-// A chart with its toolbar: export to PNG, PDF or SVG, and any controls the chart needs.
+// A chart with its toolbar: reset the view, copy the image, export to PNG, PDF or SVG, and any
+// controls the chart needs.
 
 #include <QWidget>
 
@@ -21,6 +22,16 @@ public:
     void addControl(QWidget *control);
     /// Asks for a file and exports the chart at the chart's size (PNG at 2x for slides).
     void exportDialog();
+    /// Puts the chart on the clipboard as an image at twice its size, ready to paste in a slide.
+    void copyToClipboard();
+
+signals:
+    /// The user asked for the chart's own ranges back after zooming or dragging (the Reset
+    /// button, or a double click on the chart); whoever feeds the chart redraws it.
+    void resetRequested();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     QCustomPlot *m_chart;

@@ -3,16 +3,18 @@
 // undo and redo, files refused, screenshots at several sizes.
 #include "autosaver.h"
 #include "cardlist.h"
-#include "meshcanvas.h"
+#include "chartpanel.h"
 #include "mainwindow.h"
 #include "memorychart.h"
+#include "meshcanvas.h"
+#include "plandocument.h"
+#include "planinspector.h"
 #include "rooflinechart.h"
 #include "sweepchart.h"
 #include "timelinechart.h"
-#include "plandocument.h"
-#include "planinspector.h"
 
 #include <QAction>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QMimeData>
@@ -470,6 +472,28 @@ private slots:
         QVERIFY(window().inspector()->selectedOperationText().isEmpty());
         window().updateCharts(true);
         QCOMPARE(roofline->selectedPoint(), -1);
+    }
+
+    void resetViewAndCopy()
+    {
+        window().chartDocks()[0]->raise();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        auto *roofline = window().rooflineChart();
+        const QCPRange x = roofline->xAxis->range();
+        const QCPRange y = roofline->yAxis->range();
+        roofline->xAxis->setRange(x.lower * 10, x.upper / 10);
+        roofline->yAxis->setRange(y.lower * 10, y.upper / 10);
+        QTest::mouseDClick(roofline, Qt::LeftButton, {}, QPoint(roofline->width() / 2, roofline->height() / 2));
+        QCOMPARE(roofline->xAxis->range().lower, x.lower);
+        QCOMPARE(roofline->xAxis->range().upper, x.upper);
+        QCOMPARE(roofline->yAxis->range().upper, y.upper);
+
+        auto *panel = qobject_cast<meshplan::views::ChartPanel *>(window().chartDocks()[0]->widget());
+        QVERIFY(panel);
+        panel->copyToClipboard();
+        const QImage copied = QGuiApplication::clipboard()->image();
+        QCOMPARE(copied.size(), roofline->size() * 2);
     }
 
     void sweepSwitchesBetweenBatchAndChipCount()
