@@ -140,7 +140,7 @@ json rooflineCall(const json &args, CostMode mode, const ChipCatalog &catalog)
     double peak = chip.peakFlops(dtype);
     double bandwidth = resourceBandwidth(chip, resource, axes);
     if (mode == CostMode::Achievable) {
-        peak *= chip.achievable.flopsFraction;
+        peak *= chip.achievableFlopsFraction(dtype);
         const Achievable &a = chip.achievable;
         switch (resource) {
         case Resource::Hbm:

@@ -36,6 +36,14 @@ double Chip::listedPeakFlops(DType type) const
     return peakFlopsByDType[static_cast<std::size_t>(type)];
 }
 
+double Chip::achievableFlopsFraction(DType type) const
+{
+    const bool eightBit = type == DType::Fp8 || type == DType::Int8;
+    if (eightBit && listedPeakFlops(type) > 0 && achievable.eightBitFlopsFraction > 0)
+        return achievable.eightBitFlopsFraction;
+    return achievable.flopsFraction;
+}
+
 double Chip::peakFlops(DType type) const
 {
     if (const double listed = listedPeakFlops(type); listed > 0)
@@ -163,6 +171,7 @@ Chip readChip(const json &o, const std::string &path)
             target = v;
         };
         fraction("flops_fraction", c.achievable.flopsFraction);
+        fraction("fp8_flops_fraction", c.achievable.eightBitFlopsFraction);
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
         fraction("dcn_efficiency", c.achievable.dcnEfficiency);
@@ -229,6 +238,8 @@ json chipToJson(const Chip &c)
                           {"latency_s", c.scaleOut->latency}};
     json a = {{"flops_fraction", c.achievable.flopsFraction},
               {"hbm_efficiency", c.achievable.hbmEfficiency}};
+    if (c.achievable.eightBitFlopsFraction > 0)
+        a["fp8_flops_fraction"] = c.achievable.eightBitFlopsFraction;
     if (c.ici) {
         a["ici_efficiency"] = c.achievable.iciEfficiency;
         a["dcn_efficiency"] = c.achievable.dcnEfficiency;

@@ -61,6 +61,10 @@ struct ScaleOutSpec {
 /// Fractions of the advertised figures that real workloads reach; used by the achievable model.
 struct Achievable {
     double flopsFraction = 1.0;
+    /// The fraction of the listed 8-bit (fp8/int8) peak a whole 8-bit step reaches; 0 = flopsFraction.
+    /// Lower than flopsFraction on GPUs: attention, casts and scaling stay in 16 bits, so a step
+    /// gains far less than the doubled peak (NeMo fp8 runs reach 35-40% of it).
+    double eightBitFlopsFraction = 0;
     double hbmEfficiency = 1.0;
     double iciEfficiency = 1.0;
     double dcnEfficiency = 1.0;
@@ -93,6 +97,9 @@ struct Chip {
     /// format the chip executes it in (int4 -> int8 -> bf16, fp4 -> fp8 -> bf16, fp8 -> bf16, fp16 -> bf16; fp32 at
     /// a quarter of bf16 when unlisted, as multi-pass bf16).
     double peakFlops(DType type) const;
+    /// The share of peakFlops(type) real workloads reach: achievable.eightBitFlopsFraction for a
+    /// listed fp8/int8 peak when the chip gives one, else achievable.flopsFraction.
+    double achievableFlopsFraction(DType type) const;
 };
 
 /// Reads a chip from catalog/plan JSON (the keys of resources/chips.json); errors name the field.

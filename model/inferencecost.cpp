@@ -403,7 +403,7 @@ std::optional<Error> InferenceCost::run()
         return error;
     const ModelSpec &m = m_model;
     const bool ideal = m_mode == CostMode::Ideal;
-    m_peak = m_chip.peakFlops(m_spec.computeDtype) * (ideal ? 1.0 : m_chip.achievable.flopsFraction);
+    m_peak = m_chip.peakFlops(m_spec.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_spec.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : m_chip.achievable.hbmEfficiency);
     m_weightBytes = bytesPerElement(m_spec.weightDtype);
     m_kvBytes = bytesPerElement(m_spec.kvDtype);

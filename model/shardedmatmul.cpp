@@ -272,7 +272,7 @@ public:
 
         const Chip &chip = m_t.chip();
         const bool achievable = m_mode == CostMode::Achievable;
-        const double peak = chip.peakFlops(m_dtype) * (achievable ? chip.achievable.flopsFraction : 1.0);
+        const double peak = chip.peakFlops(m_dtype) * (achievable ? chip.achievableFlopsFraction(m_dtype) : 1.0);
         const double hbm = chip.hbmBandwidth * (achievable ? chip.achievable.hbmEfficiency : 1.0);
         result.computeTime = result.flopsPerChip / peak;
         result.hbmTime = result.hbmBytesPerChip / hbm;

@@ -400,7 +400,7 @@ std::optional<Error> TrainingCost::run()
     const ModelSpec &m = m_model;
     const Achievable &a = m_chip.achievable;
     const bool ideal = m_options.mode == CostMode::Ideal;
-    m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : a.flopsFraction);
+    m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
     m_actBytes = bytesPerElement(m_train.computeDtype);
     const double T = double(m_train.seqLen);

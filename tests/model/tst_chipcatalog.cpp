@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 using nlohmann::json;
 using namespace meshplan::model;
 
@@ -81,6 +83,28 @@ private slots:
         QCOMPARE(v5e.peakFlops(DType::Fp32), 1.97e14 / 4);
     }
 
+    // 8-bit steps reach a smaller share of their doubled peak on GPUs (attention and casts stay
+    // 16-bit); an 8-bit type the chip runs as bf16, or a chip with no 8-bit figure, uses the
+    // ordinary fraction.
+    void eightBitAchievableFraction()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        const Chip &h100 = *catalog.find("h100-sxm");
+        QCOMPARE(h100.achievableFlopsFraction(DType::Bf16), 0.6);
+        QCOMPARE(h100.achievableFlopsFraction(DType::Fp8), 0.44);
+        QCOMPARE(h100.achievableFlopsFraction(DType::Int8), 0.44);
+        // 0.44 x 1979 TFLOP/s = 871 against 0.6 x 989 = 593 in bf16: fp8 buys 1.47x, not 2x.
+        QVERIFY(std::fabs(h100.peakFlops(DType::Fp8) * h100.achievableFlopsFraction(DType::Fp8)
+                          / (h100.peakFlops(DType::Bf16) * h100.achievableFlopsFraction(DType::Bf16)) - 1.4675) < 1e-3);
+        const Chip &a100 = *catalog.find("a100-80gb");
+        QCOMPARE(a100.achievableFlopsFraction(DType::Fp8), 0.62); // no fp8 units: bf16 at the bf16 fraction
+        const Chip &v5e = *catalog.find("tpu-v5e");
+        QCOMPARE(v5e.achievableFlopsFraction(DType::Int8), 0.8);  // no separate figure
+        const json round = chipToJson(h100);
+        QCOMPARE(round["achievable"]["fp8_flops_fraction"].get<double>(), 0.44);
+        QVERIFY(!chipToJson(v5e)["achievable"].contains("fp8_flops_fraction"));
+    }
+
     void wraparoundRules_data()
     {
         QTest::addColumn<QString>("chip");
@@ -118,6 +142,7 @@ private slots:
         QTest::newRow("no bf16 peak") << R"({"peak_flops": {"bf16": null, "int8": 1e14}})" << "chip.peak_flops.bf16";
         QTest::newRow("bad family") << R"({"family": "fpga"})" << "chip.family";
         QTest::newRow("efficiency above 1") << R"({"achievable": {"flops_fraction": 1.5}})" << "chip.achievable.flops_fraction";
+        QTest::newRow("fp8 fraction zero") << R"({"achievable": {"fp8_flops_fraction": 0}})" << "chip.achievable.fp8_flops_fraction";
         QTest::newRow("no ici") << R"({"ici": null})" << "chip.ici";
     }
     void userChipErrorsNameTheField()
