@@ -18,9 +18,14 @@ namespace {
 constexpr double kElementwiseTraffic = 0.5;
 // Backward of a matmul: two matmuls of the forward's size (dX and dW), book ch. 4.
 constexpr double kBackwardFactor = 2.0;
-// Routed experts run as grouped (ragged) matmuls over sorted tokens: uneven groups, the token
-// permutation and smaller tiles keep them below dense-matmul efficiency.
-constexpr double kExpertMatmulEfficiency = 0.5;
+// Routed experts run as grouped (ragged) matmuls over sorted tokens. Sorting, permuting and
+// un-permuting each routed token moves O(d_model) bytes through HBM per expert visit, against
+// O(d_model x d_ff_expert) FLOPs of its matmuls, so the overhead relative to the matmuls is
+// proportional to the chip's C / W_hbm over d_ff_expert:
+//   efficiency = 1 / (1 + kExpertDispatchCost x (C / W_hbm) / d_ff_expert).
+// One constant for all chips, calibrated on DeepSeek-V2-Lite (d_ff 1408) on v5p, where it gives
+// 0.5; Mixtral's 14336-wide experts on v6e then run at ~0.75 (MaxText, 13.5 s per step).
+constexpr double kExpertDispatchCost = 10.4;
 // Naive attention writes the [heads, T] score row of every token and reads it back through
 // the softmax, mask/dropout and the probabilities x V matmul: about four passes forward.
 constexpr double kNaiveAttentionPasses = 4.0;
@@ -71,7 +76,6 @@ public:
         // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
         const bool ideal = mode == CostMode::Ideal;
         m_elementwiseTraffic = ideal ? 0.0 : kElementwiseTraffic;
-        m_expertEfficiency = ideal ? 1.0 : kExpertMatmulEfficiency;
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
     }
 
@@ -118,7 +122,7 @@ private:
     double m_peak = 0;
     double m_hbm = 0;
     double m_elementwiseTraffic = kElementwiseTraffic;
-    double m_expertEfficiency = kExpertMatmulEfficiency;
+    double m_expertEfficiency = 1.0;
     double m_naivePasses = kNaiveAttentionPasses;
 };
 
@@ -402,6 +406,8 @@ std::optional<Error> TrainingCost::run()
     const bool ideal = m_options.mode == CostMode::Ideal;
     m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
+    if (!ideal && m.moe && m.moe->dFfExpert > 0)
+        m_expertEfficiency = 1.0 / (1.0 + kExpertDispatchCost * (m_peak / m_hbm) / double(m.moe->dFfExpert));
     m_actBytes = bytesPerElement(m_train.computeDtype);
     const double T = double(m_train.seqLen);
     const double batchShards = double(m_d.data) * m_d.fsdp * m_d.expert;

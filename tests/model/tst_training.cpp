@@ -69,6 +69,40 @@ class TestTraining : public QObject
     Q_OBJECT
 
 private slots:
+    // Routed experts run at 1 / (1 + 10.4 (C / W_hbm) / d_ff_expert) of the dense rate in the
+    // achievable model: narrow experts pay more for sorting and permuting their tokens. Hand
+    // values: v5p bf16 C/W = 4.59e14 x 0.72 / (2.765e12 x 0.9) = 132.8, DeepSeek-V2-Lite
+    // (1408 wide) 0.5048; v6e 9.18e14 x 0.58 / (1.64e12 x 0.9) = 360.7, Mixtral (14336) 0.7926.
+    void routedExpertEfficiencyFollowsExpertWidth_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("chip");
+        QTest::addColumn<double>("peak");
+        QTest::addColumn<double>("efficiency");
+        QTest::newRow("deepseek-v2-lite v5p") << "deepseek-v2-lite" << "tpu-v5p" << 4.59e14 * 0.72 << 0.5048133;
+        QTest::newRow("mixtral v6e") << "mixtral-8x7b" << "tpu-v6e" << 9.18e14 * 0.58 << 0.7925868;
+    }
+    void routedExpertEfficiencyFollowsExpertWidth()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, chip);
+        QFETCH(double, peak);
+        QFETCH(double, efficiency);
+        json doc = plan(model.toStdString(), {{"chip", chip.toStdString()}, {"topology", {4, 4}}}, {{"fsdp", 16}}, 2048, 512);
+        if (chip == QLatin1String("tpu-v5p"))
+            doc["hardware"]["topology"] = {4, 2, 2};
+        for (const CostMode mode : {CostMode::Achievable, CostMode::Ideal}) {
+            const Evaluation e = run(doc, mode);
+            const auto op = std::find_if(e.operations.begin(), e.operations.end(),
+                                         [](const OperationCost &o) { return o.op == "moe routed experts"; });
+            QVERIFY(op != e.operations.end());
+            const double rate = op->flops / op->timeS; // compute-bound at 32 sequences per chip
+            const double expected = mode == CostMode::Ideal ? peak / (chip == QLatin1String("tpu-v5p") ? 0.72 : 0.58)
+                                                            : peak * efficiency;
+            QVERIFY2(std::fabs(rate / expected - 1) < 1e-5, qPrintable(QString::number(rate / expected)));
+        }
+    }
+
     // Book ch. 5: FSDP is compute-bound iff B/X > C / (M_X W_ici): 850 tokens per chip on a v5p
     // cube with all three axes (4.59e14 / (3 x 1.8e11)). Short sequences keep attention negligible.
     void fsdpCriticalBatchOnThreeAxes()
