@@ -202,6 +202,26 @@ private slots:
         QVERIFY_NEAR(e.memory.params + e.memory.optimizer, 10.0 * params / 4096, 0.01);
     }
 
+    // Two v5e-256 slices, data parallel over DCN: the book hides the gradient all-reduce behind
+    // the backward pass (ideal), measured multi-slice runs pay all of it (achievable).
+    void crossSliceGradientReductionIsExposed()
+    {
+        json doc = plan("llama-3-8b", {{"chip", "tpu-v5e"}, {"topology", {16, 16}}, {"slices", 2}},
+                        {{"fsdp", 256}, {"data", 2}}, 2048, 1024);
+        for (const CostMode mode : {CostMode::Ideal, CostMode::Achievable}) {
+            const Evaluation e = run(doc, mode);
+            const auto g = std::find_if(e.collectives.begin(), e.collectives.end(),
+                                        [](const CollectiveUse &c) { return c.purpose == "gradients"; });
+            QVERIFY(g != e.collectives.end());
+            QCOMPARE(g->link, LinkKind::Dcn);
+            QVERIFY(g->timeS > 0);
+            if (mode == CostMode::Ideal)
+                QCOMPARE(g->exposedS, 0.0);
+            else
+                QCOMPARE(g->exposedS, g->timeS);
+        }
+    }
+
     // The six published runs of tests/data/published: step time within 15% (achievable model).
     void publishedRuns_data()
     {
