@@ -659,6 +659,7 @@ std::optional<Error> TrainingCost::run()
                                                    : 0.0;
         const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor) + step.bubble;
         double used = 0;
+        double afterBackwardS = 0;
         const auto reduce = [&](const std::vector<Role> &roles, double elements, const std::string &purpose) {
             if (roles.empty() || elements <= 0)
                 return;
@@ -674,6 +675,7 @@ std::optional<Error> TrainingCost::run()
             // model a reduction bound by DCN starts after the backward pass.
             const bool afterBackward = m_options.mode == CostMode::Achievable && c.bindingLink == LinkKind::Dcn;
             const double hidden = afterBackward ? 0.0 : std::min(each, std::max(0.0, window - used));
+            afterBackwardS += afterBackward ? each : 0.0;
             used += each;
             exposed += each - hidden;
             addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
@@ -689,6 +691,11 @@ std::optional<Error> TrainingCost::run()
                                          * kBackwardFactor * m_tokensMb / m_peak;
             m_out.critical.dataTokensPerChip = m_tokensMb * used / backwardFlops;
         }
+        if (afterBackwardS > 0.05 * (step.compute + step.bubble))
+            warn("cross-slice-gradients-exposed",
+                 "the gradient all-reduce across slices adds " + formatSeconds(afterBackwardS)
+                     + " after the backward pass (the book overlaps it with the backward; measured multi-slice "
+                       "runs do not): a larger per-chip batch or fewer slices amortises it");
         const double dpExposed = std::max(0.0, used - window);
         if (dpExposed > 0.05 * (step.compute + step.bubble))
             warn("data-parallel-communication-bound",
