@@ -214,7 +214,6 @@ void MainWindow::scheduleCharts()
 void MainWindow::updateCharts(bool all)
 {
     const auto &evaluation = m_document->evaluation();
-    QCustomPlot *charts[] = {m_roofline, m_memory, m_timeline, m_sweep};
     for (std::size_t i = 0; i < 4; ++i) {
         QDockWidget *d = m_chartDocks.value(static_cast<qsizetype>(i));
         // Only what a user can see is drawn now; the rest waits until its tab is raised.
@@ -223,9 +222,14 @@ void MainWindow::updateCharts(bool all)
             continue;
         m_chartsFed[i] = true;
         if (!evaluation) {
-            charts[i]->clearPlottables();
-            charts[i]->clearItems();
-            charts[i]->replot(QCustomPlot::rpQueuedReplot);
+            // Each chart empties itself, so none keeps pointers to what it drew.
+            const QString why = tr("This plan cannot be evaluated:\n%1").arg(qs(evaluation.error().toString()));
+            switch (i) {
+            case 0: m_roofline->setMessage(why); break;
+            case 1: m_memory->setMessage(why); break;
+            case 2: m_timeline->setMessage(why); break;
+            case 3: m_sweep->setMessage(why); break;
+            }
             continue;
         }
         const auto &plan = m_document->plan();

@@ -125,6 +125,29 @@ void setLogRange(QCPAxis *axis, double lo, double hi, double pad)
     axis->setRange(std::max(lo / f, QCPRange::minRange * 10), std::min(hi * f, QCPRange::maxRange / 10));
 }
 
+void showChartMessage(QCustomPlot *plot, const QString &message)
+{
+    plot->clearPlottables();
+    plot->clearItems();
+    plot->xAxis->setVisible(false);
+    plot->yAxis->setVisible(false);
+    plot->yAxis2->setVisible(false);
+    plot->legend->setVisible(false);
+    auto *text = new QCPItemText(plot);
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(0.5, 0.5);
+    text->setText(message);
+    text->setColor(plot->palette().color(QPalette::Text));
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void showChartAxes(QCustomPlot *plot)
+{
+    plot->xAxis->setVisible(true);
+    plot->yAxis->setVisible(true);
+    plot->legend->setVisible(true);
+}
+
 std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();

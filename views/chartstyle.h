@@ -24,6 +24,12 @@ bool loggable(double value);
 /// Sets a log axis to [lo, hi] widened by `pad` decades; clamps to QCustomPlot's valid range.
 void setLogRange(QCPAxis *axis, double lo, double hi, double pad = 0.15);
 
+/// Clears `plot` (its plottables and items) and shows `message` alone in the middle, without
+/// axes or legend: empty axes around a sentence read as "the value is zero".
+void showChartMessage(QCustomPlot *plot, const QString &message);
+/// Shows the axes and the legend again after showChartMessage.
+void showChartAxes(QCustomPlot *plot);
+
 /// Writes `plot` to `path` as PNG, PDF or SVG (by extension) at `width` x `height` pixels;
 /// a message naming the file on failure.
 std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height);

@@ -68,6 +68,13 @@ void MemoryChart::setChipKinds(const std::vector<model::ChipKind> &kinds)
     rebuild();
 }
 
+void MemoryChart::setMessage(const QString &message)
+{
+    m_kinds.clear();
+    m_stack.clear();
+    showChartMessage(this, message);
+}
+
 double MemoryChart::capacityBytes() const
 {
     return m_kinds.empty() ? 0 : m_kinds.front().memory.capacity;
@@ -93,6 +100,7 @@ void MemoryChart::rebuild()
     clearPlottables();
     clearItems();
     m_stack.clear();
+    showChartAxes(this);
     const QColor text = palette().color(QPalette::Text);
     const QColor red(0xD0, 0x21, 0x2A);
 

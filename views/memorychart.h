@@ -21,6 +21,8 @@ public:
     explicit MemoryChart(QWidget *parent = nullptr);
 
     void setChipKinds(const std::vector<model::ChipKind> &kinds);
+    /// No data (the plan does not evaluate): `message` alone.
+    void setMessage(const QString &message);
     const std::vector<model::ChipKind> &chipKinds() const { return m_kinds; }
 
     /// Bytes of layer `layer` (0 params .. 4 KV cache) in bar `bar`, as drawn.

@@ -80,11 +80,20 @@ void RooflineChart::setRoofline(const model::OpRoofline &roofline)
     rebuild();
 }
 
+void RooflineChart::setMessage(const QString &message)
+{
+    m_data = {};
+    m_selected = -1;
+    m_selection = nullptr;
+    showChartMessage(this, message);
+}
+
 void RooflineChart::rebuild()
 {
     clearGraphs();
     clearItems();
     m_selection = nullptr;
+    showChartAxes(this);
     const QColor text = palette().color(QPalette::Text);
 
     // The range: every point, the ridge, and a decade around.

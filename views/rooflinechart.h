@@ -6,6 +6,8 @@
 
 #include <qcustomplot.h>
 
+#include <QPointer>
+
 #include <string>
 
 namespace meshplan::views {
@@ -18,6 +20,8 @@ public:
     explicit RooflineChart(QWidget *parent = nullptr);
 
     void setRoofline(const model::OpRoofline &roofline);
+    /// No data (the plan does not evaluate): `message` alone. A selection by name is kept.
+    void setMessage(const QString &message);
     const model::OpRoofline &roofline() const { return m_data; }
 
     /// The operation drawn nearest to `pixel` within `radius` pixels, or -1.
@@ -44,7 +48,7 @@ private:
     void rebuild();
 
     model::OpRoofline m_data;
-    QCPGraph *m_selection = nullptr;
+    QPointer<QCPGraph> m_selection; // owned by the plot, which deletes it on clear
     int m_selected = -1;
     std::string m_selectedOp;
     std::string m_selectedKind;

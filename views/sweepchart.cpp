@@ -51,7 +51,8 @@ void SweepChart::changeEvent(QEvent *event)
 
 void SweepChart::reset()
 {
-    clearGraphs();
+    // Plottables, not graphs: the serving curve is a QCPCurve, which clearGraphs() leaves behind.
+    clearPlottables();
     clearItems();
     m_main = m_second = nullptr;
     m_crossover = m_book = m_target = 0;
@@ -59,9 +60,7 @@ void SweepChart::reset()
     m_hoverX.clear();
     m_hoverY.clear();
     yAxis2->setVisible(false);
-    xAxis->setVisible(true);
-    yAxis->setVisible(true);
-    legend->setVisible(true);
+    showChartAxes(this);
     setLogAxis(xAxis);
     applyChartStyle(this, palette());
 }
@@ -69,16 +68,7 @@ void SweepChart::reset()
 void SweepChart::setMessage(const QString &message)
 {
     reset();
-    // Empty axes around a sentence read as "the value is zero"; show the sentence alone.
-    xAxis->setVisible(false);
-    yAxis->setVisible(false);
-    legend->setVisible(false);
-    auto *text = new QCPItemText(this);
-    text->position->setType(QCPItemPosition::ptAxisRectRatio);
-    text->position->setCoords(0.5, 0.5);
-    text->setText(message);
-    text->setColor(palette().color(QPalette::Text));
-    replot(QCustomPlot::rpQueuedReplot);
+    showChartMessage(this, message);
 }
 
 void SweepChart::vertical(double x, const QString &text, const QColor &color, Qt::PenStyle style, double labelY)

@@ -83,7 +83,18 @@ void TimelineChart::changeEvent(QEvent *event)
 void TimelineChart::setTimeline(const model::StepTimeline &timeline)
 {
     m_data = timeline;
+    // Ranges are set for new data only: a highlight or a palette change keeps the user's zoom.
+    const double total = m_data.totalS > 0 ? m_data.totalS : 1;
     rebuild();
+    xAxis->setRange(0, total / m_unit * 1.04);
+    yAxis->setRange(-0.6, static_cast<double>(std::max<std::size_t>(1, m_data.lanes.size())) - 0.4);
+}
+
+void TimelineChart::setMessage(const QString &message)
+{
+    m_data = {};
+    m_rects.clear();
+    showChartMessage(this, message);
 }
 
 void TimelineChart::rebuild()
@@ -91,6 +102,7 @@ void TimelineChart::rebuild()
     clearItems();
     clearPlottables();
     m_rects.clear();
+    showChartAxes(this);
     const QColor text = palette().color(QPalette::Text);
 
     // Read the axis in the unit that suits the step: s, ms or µs.
@@ -98,7 +110,6 @@ void TimelineChart::rebuild()
     m_unit = total >= 1 ? 1 : total >= 1e-3 ? 1e-3 : 1e-6;
     const QString unit = m_unit == 1 ? tr("s") : m_unit == 1e-3 ? tr("ms") : tr("µs");
     xAxis->setLabel(tr("time (%1)").arg(unit));
-    xAxis->setRange(0, total / m_unit * 1.04);
 
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (std::size_t i = 0; i < m_data.lanes.size(); ++i)
@@ -106,7 +117,6 @@ void TimelineChart::rebuild()
     yAxis->setTicker(ticker);
     yAxis->setSubTicks(false);
     yAxis->grid()->setVisible(false);
-    yAxis->setRange(-0.6, static_cast<double>(std::max<std::size_t>(1, m_data.lanes.size())) - 0.4);
 
     std::set<std::string> kinds;
     for (const auto &s : m_data.segments) {

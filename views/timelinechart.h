@@ -16,6 +16,8 @@ public:
     explicit TimelineChart(QWidget *parent = nullptr);
 
     void setTimeline(const model::StepTimeline &timeline);
+    /// No data (the plan does not evaluate): `message` alone.
+    void setMessage(const QString &message);
     const model::StepTimeline &timeline() const { return m_data; }
     /// The seconds per unit of the time axis (1e-3 when it reads in ms).
     double timeUnit() const { return m_unit; }

@@ -474,6 +474,42 @@ private slots:
         QCOMPARE(roofline->selectedPoint(), -1);
     }
 
+    // A selected point, then a plan that does not evaluate drawn on screen, then one that does:
+    // the charts empty themselves (a message, no stale pointers) and the selection comes back.
+    void chartsSurviveAPlanThatDoesNotEvaluate()
+    {
+        window().chartDocks()[0]->raise();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        auto *roofline = window().rooflineChart();
+        int fsdp = -1;
+        for (std::size_t i = 0; i < roofline->roofline().points.size(); ++i)
+            if (roofline->roofline().points[i].op == "fsdp weights")
+                fsdp = static_cast<int>(i);
+        QVERIFY(fsdp >= 0);
+        roofline->selectPoint(fsdp);
+        emit roofline->pointSelected(fsdp);
+        QVERIFY(window().editDegree(meshplan::model::Role::Context, 1));
+        QVERIFY(!doc().evaluation().hasValue());
+        window().updateCharts(true);
+        QApplication::processEvents();
+        QCOMPARE(roofline->plottableCount(), 0);
+        QVERIFY(roofline->roofline().points.empty());
+        QCOMPARE(window().memoryChart()->plottableCount(), 0);
+        QCOMPARE(window().sweepChart()->plottableCount(), 0);
+        QVERIFY(!roofline->xAxis->visible());
+        QCOMPARE(roofline->pointAt(QPointF(roofline->width() / 2.0, roofline->height() / 2.0), 1e6), -1);
+
+        QVERIFY(window().editDegree(meshplan::model::Role::Tensor, 8));
+        QApplication::processEvents();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        QVERIFY(roofline->xAxis->visible());
+        QVERIFY(roofline->selectedPoint() >= 0);
+        QCOMPARE(roofline->roofline().points[static_cast<std::size_t>(roofline->selectedPoint())].op, std::string("fsdp weights"));
+        QVERIFY(window().inspector()->selectedOperationText().contains(QStringLiteral("fsdp weights")));
+    }
+
     void resetViewAndCopy()
     {
         window().chartDocks()[0]->raise();

@@ -143,8 +143,14 @@ private slots:
         const QPointF exposed(chart.xAxis->coordToPixel(0.85), chart.yAxis->coordToPixel(1));
         QCOMPARE(chart.segmentAt(exposed), 2);
         QVERIFY(chart.describeSegment(2).contains(QStringLiteral("exposed")));
+        // A highlight keeps the user's zoom; new data brings the chart's own range back.
+        chart.xAxis->setRange(0.2, 0.4);
         chart.highlightCollective(0);
         QCOMPARE(chart.highlightedCollective(), 0);
+        QCOMPARE(chart.xAxis->range().lower, 0.2);
+        QCOMPARE(chart.xAxis->range().upper, 0.4);
+        chart.setTimeline(t);
+        QCOMPARE(chart.xAxis->range().upper, 1.04);
         // A 30 ms step reads in ms.
         t.totalS = 0.03;
         for (auto &s : t.segments) {
@@ -199,6 +205,19 @@ private slots:
         QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLogarithmic);
         for (int i = 0; i < chart.graphCount(); ++i)
             QVERIFY(allPositive(chart.graph(i)));
+
+        // Redrawing replaces every plottable, the serving curve (a QCPCurve, not a graph) too.
+        const int plottables = chart.plottableCount();
+        chart.setServing(serving, 8, 0.02);
+        QCOMPARE(chart.plottableCount(), plottables);
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        for (int i = 0; i < chart.plottableCount(); ++i)
+            QVERIFY(qobject_cast<QCPCurve *>(chart.plottable(i)) == nullptr);
+        chart.setMessage(QStringLiteral("nothing to sweep"));
+        QCOMPARE(chart.plottableCount(), 0);
+        QVERIFY(!chart.xAxis->visible());
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        QVERIFY(chart.xAxis->visible() && chart.legend->visible());
     }
 
     void exportsPngPdfAndSvg()
