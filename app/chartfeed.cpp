@@ -84,12 +84,15 @@ std::optional<QString> renderChart(const model::Plan &plan, const std::string &c
         auto *c = new views::TimelineChart;
         plot.reset(c);
         feedTimeline(c, plan, *evaluation);
-    } else if (chart == "sweep") {
+    } else if (chart == "sweep" || chart == "sweep-chips") {
         auto *c = new views::SweepChart;
         plot.reset(c);
-        feedSweep(c, plan, *evaluation, false);
+        feedSweep(c, plan, *evaluation, chart == "sweep-chips");
+        // A file holding only "cannot sweep" would pass for a chart in a build script.
+        if (!c->message().isEmpty())
+            return tr("%1: %2; nothing was written").arg(QString::fromStdString(chart), c->message());
     } else {
-        return tr("--chart: expected roofline, memory, timeline or sweep, got \"%1\"").arg(QString::fromStdString(chart));
+        return tr("--chart: expected roofline, memory, timeline, sweep or sweep-chips, got \"%1\"").arg(QString::fromStdString(chart));
     }
     plot->resize(size);
     plot->replot();

@@ -29,7 +29,8 @@ void feedTimeline(views::TimelineChart *chart, const model::Plan &plan, const mo
 void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::Evaluation &evaluation, bool byChips);
 
 /// The chart names `render` accepts.
-inline constexpr const char *kChartNames[] = {"roofline", "memory", "timeline", "sweep"};
+/// "sweep" varies the per-chip batch (serving: the batch), "sweep-chips" the chip count.
+inline constexpr const char *kChartNames[] = {"roofline", "memory", "timeline", "sweep", "sweep-chips"};
 
 /// Renders chart `chart` of `plan` to `path` (.png, .pdf or .svg) at `size`; a message on failure.
 /// Needs a QApplication (any platform, offscreen included).

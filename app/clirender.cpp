@@ -4,6 +4,7 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
 #include <ostream>
 
 namespace meshplan::app {
@@ -32,6 +33,7 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
     std::string chart;
     std::string output;
     std::string size = "1200x750";
+    bool sizeGiven = false;
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string &a = args[i];
         const auto value = [&](std::string &into) {
@@ -40,15 +42,19 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
             into = args[++i];
             return true;
         };
+        if ((a == "--chart" && !chart.empty()) || ((a == "-o" || a == "--output") && !output.empty())
+            || (a == "--size" && sizeGiven))
+            return fail(err, a + ": given twice");
         if (a == "--chart") {
             if (!value(chart))
-                return fail(err, "--chart: needs a value (roofline, memory, timeline or sweep)");
+                return fail(err, "--chart: needs a value (roofline, memory, timeline, sweep or sweep-chips)");
         } else if (a == "-o" || a == "--output") {
             if (!value(output))
                 return fail(err, a + ": needs a file name");
         } else if (a == "--size") {
             if (!value(size))
                 return fail(err, "--size: needs WxH");
+            sizeGiven = true;
         } else if (!a.empty() && a[0] == '-') {
             return fail(err, a + ": unknown option for render (use --chart, -o, --size)");
         } else if (file.empty()) {
@@ -60,9 +66,9 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
     if (file.empty())
         return fail(err, "render: needs a plan file (render PLAN --chart roofline -o out.png)");
     if (chart.empty())
-        return fail(err, "--chart: missing (roofline, memory, timeline or sweep)");
+        return fail(err, "--chart: missing (roofline, memory, timeline, sweep or sweep-chips)");
     if (!knownChart(chart))
-        return fail(err, "--chart: expected roofline, memory, timeline or sweep, got \"" + chart + "\"");
+        return fail(err, "--chart: expected roofline, memory, timeline, sweep or sweep-chips, got \"" + chart + "\"");
     if (output.empty())
         return fail(err, "-o: missing (the file to write: .png, .pdf or .svg)");
     const QString suffix = QFileInfo(QString::fromStdString(output)).suffix().toLower();
@@ -71,19 +77,14 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
     int w = 0;
     int h = 0;
     {
+        // Digits only on both sides: "+1200x 750" is a typo, not a size.
+        const auto digits = [](const std::string &t) {
+            return !t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+        };
         const auto x = size.find('x');
-        try {
-            std::size_t used = 0;
-            if (x != std::string::npos) {
-                w = std::stoi(size.substr(0, x), &used);
-                if (used != x)
-                    w = 0;
-                h = std::stoi(size.substr(x + 1), &used);
-                if (used != size.size() - x - 1)
-                    h = 0;
-            }
-        } catch (const std::exception &) {
-            w = h = 0;
+        if (x != std::string::npos && digits(size.substr(0, x)) && digits(size.substr(x + 1))) {
+            w = std::stoi(size.substr(0, x));
+            h = std::stoi(size.substr(x + 1));
         }
         if (w < 200 || h < 150 || w > 10000 || h > 10000)
             return fail(err, "--size: expected WxH between 200x150 and 10000x10000, got \"" + size + "\"");

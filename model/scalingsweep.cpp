@@ -209,25 +209,41 @@ Expected<ScalingSweep> sweepChipCount(const Plan &plan, CostMode mode)
     std::vector<Sample> samples;
     for (int k = -4; k <= 4; ++k) {
         const std::int64_t scale = std::int64_t(1) << std::abs(k);
-        if (k < 0 && units % scale != 0)
-            continue; // a single slice's (node's) shape is not changed
         if (k == 0) {
             samples.push_back(sampleOf(base.value(), double(base->chips), plan.training.globalBatch, true));
             continue;
         }
-        const std::int64_t count = k < 0 ? units / scale : units * scale;
-        const std::int64_t chips = count * chipsPerUnit;
+        json scaled = hardware;
+        std::int64_t chips = 0;
+        if (k < 0 && units % scale != 0) {
+            // Fewer chips than one slice: a smaller slice of the same chip, halving its longest
+            // axis each time (16x16x32 -> 16x16x16 -> 8x16x16 ...), as one would order it. A GPU
+            // node keeps its shape.
+            if (!tpu || units != 1 || !hardware.at("topology").is_array())
+                continue;
+            std::vector<std::int64_t> shape = hardware.at("topology").get<std::vector<std::int64_t>>();
+            for (int halving = 0; halving < -k; ++halving) {
+                auto longest = std::max_element(shape.begin(), shape.end());
+                *longest /= 2;
+            }
+            if (std::any_of(shape.begin(), shape.end(), [](std::int64_t s) { return s < 1; }))
+                continue;
+            scaled["topology"] = shape;
+            chips = plan.topology.chipCount() / scale;
+        } else {
+            const std::int64_t count = k < 0 ? units / scale : units * scale;
+            chips = count * chipsPerUnit;
+            if (tpu)
+                scaled["slices"] = count;
+            else
+                scaled["topology"]["nodes"] = count;
+        }
         if (chips > kMaxChips || chips % others != 0)
             continue;
         const std::int64_t absorbed = chips / others;
         if (absorbed > std::numeric_limits<int>::max())
             continue;
 
-        json scaled = hardware;
-        if (tpu)
-            scaled["slices"] = count;
-        else
-            scaled["topology"]["nodes"] = count;
         auto edited = edits.withHardware(document, scaled);
         if (!edited)
             continue;

@@ -25,6 +25,8 @@ QString num(double v)
 const QColor kMfu(0x00, 0x72, 0xB2);
 const QColor kStep(0xD5, 0x5E, 0x00);
 const QColor kCross(0xD0, 0x21, 0x2A);
+/// How far outside the sampled x range (a factor) a marker still widens the axis to be drawn.
+constexpr double kMarkerReach = 8;
 
 } // namespace
 
@@ -56,6 +58,7 @@ void SweepChart::reset()
     clearItems();
     m_main = m_second = nullptr;
     m_crossover = m_book = m_target = 0;
+    m_message.clear();
     m_hover.clear();
     m_hoverX.clear();
     m_hoverY.clear();
@@ -68,6 +71,7 @@ void SweepChart::reset()
 void SweepChart::setMessage(const QString &message)
 {
     reset();
+    m_message = message;
     showChartMessage(this, message);
 }
 
@@ -83,8 +87,21 @@ void SweepChart::vertical(double x, const QString &text, const QColor &color, Qt
     label->position->setTypeX(QCPItemPosition::ptPlotCoords);
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     label->position->setCoords(x, labelY);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    label->setText(QStringLiteral(" ") + text);
+    // Near the right end the label reads leftwards from its line, so it is not cut off.
+    const QCPRange range = xAxis->range();
+    const bool nearRight = std::log(x / range.lower) > 0.7 * std::log(range.upper / range.lower);
+    label->setPositionAlignment((nearRight ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    label->setText(nearRight ? text + QStringLiteral(" ") : QStringLiteral(" ") + text);
+    label->setColor(color);
+}
+
+void SweepChart::edgeNote(bool left, const QString &text, const QColor &color, double labelY)
+{
+    auto *label = new QCPItemText(this);
+    label->position->setType(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(left ? 0.01 : 0.99, labelY);
+    label->setPositionAlignment((left ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
+    label->setText(left ? QStringLiteral("\u25C0 ") + text : text + QStringLiteral(" \u25B6"));
     label->setColor(color);
 }
 
@@ -93,7 +110,7 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
     reset();
     m_serving = false;
     const QColor text = palette().color(QPalette::Text);
-    xAxis->setLabel(axis == Axis::Chips ? tr("chips (global batch fixed)") : tr("tokens per chip per step"));
+    xAxis->setLabel(axis == Axis::Chips ? tr("chips (global batch fixed)") : tr("tokens per chip per microbatch (the book's per-chip batch)"));
     yAxis->setLabel(tr("MFU (%)"));
     yAxis->setScaleType(QCPAxis::stLinear);
     yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
@@ -144,7 +161,7 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
         m_hoverX.push_back(p.x);
         m_hoverY.push_back(mfu);
         m_hover.push_back(tr("<b>%1 %2</b><br>global batch %3, %4 chips<br>MFU %5%, step %6, %7 tokens/s<br>bound by %8%9")
-                              .arg(num(p.x), axis == Axis::Chips ? tr("chips") : tr("tokens/chip"))
+                              .arg(num(p.x), axis == Axis::Chips ? tr("chips") : tr("tokens/chip per microbatch"))
                               .arg(p.globalBatch)
                               .arg(p.chips)
                               .arg(num(mfu), qs(model::formatSeconds(p.stepTimeS)), num(p.tokensPerS), qs(p.bound),
@@ -154,14 +171,31 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
         setMessage(tr("No point of the sweep could be evaluated."));
         return;
     }
+    m_crossover = sweep.crossoverX;
+    m_book = sweep.bookCriticalX;
+    // A marker near the sampled range widens it, so the line is seen where it falls; one far
+    // outside is named at the edge it lies beyond (a clipped line would leave a stray number).
+    const double dataLo = xLo, dataHi = xHi;
+    for (double mark : {m_crossover, m_book})
+        if (loggable(mark) && mark >= dataLo / kMarkerReach && mark <= dataHi * kMarkerReach) {
+            xLo = std::min(xLo, mark);
+            xHi = std::max(xHi, mark);
+        }
     setLogRange(xAxis, xLo, xHi, 0.06);
     yAxis->setRange(0, std::max(10.0, mfuHi * 1.25));
     setLogRange(yAxis2, tLo, tHi, 0.1);
-    m_crossover = sweep.crossoverX;
-    m_book = sweep.bookCriticalX;
-    vertical(m_crossover, tr("communication binds %1 %2").arg(axis == Axis::Chips ? tr("beyond") : tr("below"), num(m_crossover)),
-             kCross, Qt::SolidLine, 0.02);
-    vertical(m_book, tr("book's critical value %1").arg(num(m_book)), text, Qt::DashLine, 0.12);
+    const QString unit = axis == Axis::Chips ? tr("chips") : tr("tokens/chip");
+    const auto mark = [&](double x, const QString &text, const QColor &color, Qt::PenStyle style, double labelY) {
+        if (!loggable(x))
+            return;
+        if (x >= xLo && x <= xHi)
+            vertical(x, text, color, style, labelY);
+        else
+            edgeNote(x < xLo, text + QStringLiteral(" ") + unit + tr(" (off the sweep)"), color, labelY);
+    };
+    mark(m_crossover, tr("communication binds %1 %2").arg(axis == Axis::Chips ? tr("beyond") : tr("below"), num(m_crossover)),
+         kCross, Qt::SolidLine, 0.02);
+    mark(m_book, tr("book's critical value %1").arg(num(m_book)), text, Qt::DashLine, 0.12);
     axisRect()->insetLayout()->setInsetAlignment(0, axis == Axis::Chips ? (Qt::AlignBottom | Qt::AlignLeft)
                                                                          : (Qt::AlignBottom | Qt::AlignRight));
     replot(QCustomPlot::rpQueuedReplot);
@@ -263,7 +297,7 @@ void SweepChart::mouseMoveEvent(QMouseEvent *event)
     double bestD = 100;
     for (std::size_t i = 0; i < m_hover.size(); ++i) {
         const double dx = xAxis->coordToPixel(m_hoverX[i]) - event->position().x();
-        const double dy = (m_serving ? yAxis->coordToPixel(m_hoverY[i]) : yAxis->coordToPixel(m_hoverY[i])) - event->position().y();
+        const double dy = yAxis->coordToPixel(m_hoverY[i]) - event->position().y();
         if (dx * dx + dy * dy < bestD) {
             bestD = dx * dx + dy * dy;
             best = static_cast<int>(i);

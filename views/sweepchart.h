@@ -31,11 +31,14 @@ public:
     void setMessage(const QString &message);
 
     bool isServing() const { return m_serving; }
+    /// The sentence shown instead of a sweep (setMessage), empty while a sweep is drawn.
+    QString message() const { return m_message; }
     /// The MFU graph (training) or the latency graph (serving), as plotted.
     QCPGraph *mainGraph() const { return m_main; }
     /// The step-time graph (training), on the right log axis.
     QCPGraph *secondGraph() const { return m_second; }
-    /// x of the vertical markers drawn: the crossover and the book's critical value (0 if absent).
+    /// x of the markers: the crossover and the book's critical value (0 if absent); drawn as
+    /// vertical lines when within the axis range, else named at the edge they lie beyond.
     double crossoverMarker() const { return m_crossover; }
     double bookMarker() const { return m_book; }
     double targetMarker() const { return m_target; }
@@ -47,6 +50,8 @@ protected:
 private:
     void reset();
     void vertical(double x, const QString &text, const QColor &color, Qt::PenStyle style, double labelY);
+    /// Names a marker that lies beyond the left (or right) end of the x axis, at that edge.
+    void edgeNote(bool left, const QString &text, const QColor &color, double labelY);
 
     bool m_serving = false;
     QCPGraph *m_main = nullptr;
@@ -57,6 +62,7 @@ private:
     std::vector<QString> m_hover; ///< per main-graph point, sorted by x
     std::vector<double> m_hoverX;
     std::vector<double> m_hoverY;
+    QString m_message;
 };
 
 } // namespace meshplan::views

@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 namespace {
 
 struct Run {
@@ -45,7 +47,7 @@ private slots:
         QTest::addColumn<QString>("plan");
         QTest::addColumn<QString>("chart");
         for (const char *p : {"llama-3-70b-v5p-16x16x32", "mixtral-8x7b-h100-moe", "llama-3-70b-int8-v5e-serving"})
-            for (const char *c : {"roofline", "memory", "timeline", "sweep"})
+            for (const char *c : {"roofline", "memory", "timeline", "sweep", "sweep-chips"})
                 QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(p), QLatin1String(c))))
                     << plan(p) << QString::fromLatin1(c);
     }
@@ -70,6 +72,15 @@ private slots:
             for (int x = 0; x < image.width(); x += 5)
                 colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 12, qPrintable(QString::number(colours.size())));
+        // And data, not a sentence: text, axes and grid are grey, the data is in colour. A chart
+        // showing only a message (this test's blind spot before) has no coloured pixel at all.
+        int coloured = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x) {
+                const QColor c = image.pixelColor(x, y);
+                coloured += std::max({c.red(), c.green(), c.blue()}) - std::min({c.red(), c.green(), c.blue()}) > 60;
+            }
+        QVERIFY2(coloured > 1000, qPrintable(QString::number(coloured)));
     }
 
     void pdfAndSvg()
@@ -110,6 +121,14 @@ private slots:
                                                      QStringLiteral("--chart"), QStringLiteral("memory"), QStringLiteral("-o"),
                                                      QStringLiteral("x.png")}
                                       << QStringLiteral("/nonexistent.meshplan");
+        QTest::newRow("signed size") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
+                                                    QStringLiteral("-o"), QStringLiteral("x.png"), QStringLiteral("--size"),
+                                                    QStringLiteral("+1200x+750")}
+                                     << QStringLiteral("--size: expected WxH");
+        QTest::newRow("chart twice") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
+                                                    QStringLiteral("--chart"), QStringLiteral("sweep"), QStringLiteral("-o"),
+                                                    QStringLiteral("x.png")}
+                                     << QStringLiteral("--chart: given twice");
         QTest::newRow("unwritable") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
                                                    QStringLiteral("-o"), QStringLiteral("/nonexistent-dir/x.png")}
                                     << QStringLiteral("could not be written");

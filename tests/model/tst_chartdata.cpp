@@ -784,8 +784,11 @@ private slots:
         QCOMPARE(sweep->bookCriticalX, e.critical.fsdpTokensPerChip);
     }
 
-    // One slice cannot shrink, and two would leave 2048 batch shards for 1024 sequences: the
-    // plan is the only point. Its critical batch in chips: 1024 x 4096 x tensor 4 / 942.36.
+    // Two slices would leave 2048 batch shards for 1024 sequences, so the sweep goes down: the
+    // pod's slice with its longest axis halved each time (16x16x32 -> 16x16x16 -> 8x16x16 ->
+    // 8x8x16 -> 8x8x8), fsdp absorbing the change (tensor 4 x context 2 kept). All compute-bound,
+    // so step time x chips stays put (within 0.5%: only the latency terms of the collectives do
+    // not scale). Its critical batch in chips: 1024 x 4096 x tensor 4 / 942.36.
     void defaultPlanChipSweep()
     {
         const Plan p = defaultPlan();
@@ -793,7 +796,17 @@ private slots:
         const auto sweep = sweepChipCount(p);
         QVERIFY(sweep);
         checkSweepShape(*sweep, e, true);
-        QCOMPARE(sweep->points.size(), std::size_t(1));
+        QCOMPARE(sweep->points.size(), std::size_t(5));
+        for (std::size_t i = 0; i < sweep->points.size(); ++i) {
+            const ScalingPoint &q = sweep->points[i];
+            QCOMPARE(q.chips, std::int64_t(512) << i);
+            QCOMPARE(q.x, double(q.chips));
+            QCOMPARE(q.globalBatch, std::int64_t(1024));
+            QCOMPARE(q.bound, std::string("compute"));
+            QVERIFY(q.fits);
+            QVERIFY_NEAR(q.stepTimeS * double(q.chips), e.step.time * 8192, 0.005);
+        }
+        QVERIFY(sweep->points.back().current);
         QCOMPARE(sweep->crossoverX, 0.0);
         QVERIFY_NEAR(sweep->bookCriticalX, 1024.0 * 4096 * 4 / e.critical.fsdpTokensPerChip, 1e-12);
     }
@@ -837,10 +850,13 @@ private slots:
         QVERIFY_NEAR(achievable->bookCriticalX, 684.5, 1e-3);
     }
 
-    // The same plan over 1, 2 and 4 slices (fsdp absorbs them; 8 slices would leave a shard with
-    // no sequence): tokens per chip 1024, 512, 256 for the fixed batch of 8,388,608 tokens, so
-    // the crossover is 8,388,608 / the batch sweep's and the critical chip count 8,388,608 / 847.92.
-    // The DCN leg of each gather carries only 1/8192 of it and stays below the ICI time.
+    // The same plan from a 8x8x8 slice up to 4 slices (fsdp absorbs them; 8 slices would leave a
+    // shard with no sequence): below one pod, the slice's longest axis halves each time. Tokens
+    // per chip 16384 ... 256 for the fixed batch of 8,388,608 tokens. In the ideal model a
+    // compute-bound step is FLOPs / (chips x C), so step time x chips and MFU are the same on
+    // the five sub-pod points (to 1e-9). The crossover is 8,388,608 / the batch sweep's and the
+    // critical chip count 8,388,608 / 847.92. The DCN leg of each gather carries only 1/8192 of
+    // it and stays below the ICI time.
     void bookFsdpChipSweep()
     {
         using H = PureFsdpHand;
@@ -848,14 +864,18 @@ private slots:
         const auto sweep = sweepChipCount(p, CostMode::Ideal);
         QVERIFY(sweep);
         checkSweepShape(*sweep, run(p, CostMode::Ideal), true);
-        QCOMPARE(sweep->points.size(), std::size_t(3));
-        const char *bounds[] = {"compute", "compute", "ici"};
-        for (std::size_t i = 0; i < 3; ++i) {
-            QCOMPARE(sweep->points[i].chips, std::int64_t(8192) << i);
-            QCOMPARE(sweep->points[i].globalBatch, std::int64_t(32768));
-            QCOMPARE(sweep->points[i].bound, std::string(bounds[i]));
+        QCOMPARE(sweep->points.size(), std::size_t(7));
+        for (std::size_t i = 0; i < 7; ++i) {
+            const ScalingPoint &q = sweep->points[i];
+            QCOMPARE(q.chips, std::int64_t(512) << i);
+            QCOMPARE(q.globalBatch, std::int64_t(32768));
+            QCOMPARE(q.bound, std::string(i < 6 ? "compute" : "ici"));
+            if (i > 0 && i < 5) {
+                QVERIFY_NEAR(q.mfu, sweep->points[0].mfu, 1e-9);
+                QVERIFY_NEAR(q.stepTimeS * double(q.chips), sweep->points[0].stepTimeS * 512, 1e-9);
+            }
         }
-        QVERIFY(sweep->points[0].current);
+        QVERIFY(sweep->points[4].current);
         const double tokens = 32768.0 * 256;
         QVERIFY_NEAR(sweep->crossoverX, tokens / H::interpolated(512, 256), 1e-9);
         QVERIFY_NEAR(sweep->bookCriticalX, tokens / H::critical(), 1e-9);

@@ -220,6 +220,49 @@ private slots:
         QVERIFY(chart.xAxis->visible() && chart.legend->visible());
     }
 
+    // The sampled batches run 2048..8192; a critical value at 942 (within a factor 8) widens the
+    // axis to show its line, one at 100 (a factor 20 away) is named at the left edge instead, so
+    // no clipped line leaves a stray number behind.
+    void sweepMarkersOutsideTheSamples()
+    {
+        model::ScalingSweep sweep;
+        for (double x : {2048.0, 4096.0, 8192.0}) {
+            model::ScalingPoint p;
+            p.x = x;
+            p.mfu = 0.4;
+            p.stepTimeS = x / 1024;
+            p.bound = "compute";
+            p.current = x == 2048;
+            sweep.points.push_back(p);
+        }
+        const auto lines = [](views::SweepChart &chart) {
+            int n = 0;
+            for (int i = 0; i < chart.itemCount(); ++i)
+                n += qobject_cast<QCPItemStraightLine *>(chart.item(i)) != nullptr;
+            return n;
+        };
+        const auto texts = [](views::SweepChart &chart) {
+            QStringList all;
+            for (int i = 0; i < chart.itemCount(); ++i)
+                if (auto *t = qobject_cast<QCPItemText *>(chart.item(i)))
+                    all << t->text();
+            return all.join(QLatin1Char('|'));
+        };
+        views::SweepChart chart;
+        sweep.bookCriticalX = 942;
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        QVERIFY(chart.xAxis->range().lower < 942 && chart.xAxis->range().upper > 8192);
+        QCOMPARE(lines(chart), 1);
+        QVERIFY(texts(chart).contains(QStringLiteral("book's critical value 942")));
+
+        sweep.bookCriticalX = 100;
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        QVERIFY(chart.xAxis->range().lower > 1000);
+        QCOMPARE(lines(chart), 0);
+        QVERIFY2(texts(chart).contains(QStringLiteral("book's critical value 100 tokens/chip (off the sweep)")),
+                 qPrintable(texts(chart)));
+    }
+
     void exportsPngPdfAndSvg()
     {
         QTemporaryDir dir;
