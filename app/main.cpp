@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
@@ -20,6 +21,16 @@ bool wantsScreenshot(int argc, char **argv)
     return false;
 }
 
+/// --help and --version only print: they must work over ssh with no display too.
+bool onlyPrints(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i)
+        for (const char *flag : {"--help", "-h", "-?", "--help-all", "--version", "-v"})
+            if (std::strcmp(argv[i], flag) == 0)
+                return true;
+    return false;
+}
+
 int fail(const QString &message)
 {
     std::fprintf(stderr, "meshplan: %s\n", qPrintable(message));
@@ -32,7 +43,7 @@ int main(int argc, char **argv)
 {
     // A screenshot needs no display: choose the offscreen platform before Qt picks one.
     const bool screenshot = wantsScreenshot(argc, argv);
-    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    if ((screenshot || onlyPrints(argc, argv)) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     if (screenshot) {
         // Qt's notes about the offscreen platform are noise in a script's output.
@@ -80,11 +91,14 @@ int main(int argc, char **argv)
         size = QSize(w, h);
     }
 
-    meshplan::app::MainWindow window;
+    // A screenshot run keeps its recovery files to itself and leaves the recent-files list alone.
+    QTemporaryDir scratch;
+    meshplan::app::MainWindow window(nullptr, screenshot ? scratch.path() : QString());
     if (parser.isSet(darkOption))
         window.setDarkTheme(true);
     if (screenshot) {
         window.setInteractive(false);
+        window.setRecordsRecentFiles(false);
         if (!files.isEmpty() && !window.openFile(files.front()))
             return fail(window.lastError());
         window.resize(size);
@@ -103,7 +117,7 @@ int main(int argc, char **argv)
     window.show();
     if (!files.isEmpty())
         window.openFile(files.front());
-    else
-        QTimer::singleShot(0, &window, &meshplan::app::MainWindow::offerRecovery);
+    // After a crash the unsaved work is offered whichever file the user opens Meshplan with.
+    QTimer::singleShot(0, &window, &meshplan::app::MainWindow::offerRecovery);
     return app.exec();
 }

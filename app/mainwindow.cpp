@@ -91,7 +91,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     connect(m_canvas, &views::MeshCanvas::modelDropped, this, &MainWindow::dropModel);
     connect(m_canvas, &views::MeshCanvas::hardwareDropped, this, &MainWindow::dropHardware);
     connect(m_canvas, &views::MeshCanvas::roleDropped, this, &MainWindow::dropRole);
-    connect(m_canvas, &views::MeshCanvas::fileDropped, this, &MainWindow::openFile);
+    connect(m_canvas, &views::MeshCanvas::fileDropped, this, &MainWindow::openFileAfterSaving);
     connect(m_canvas, &views::MeshCanvas::chipHovered, this, [this](std::int64_t chip, const QString &text) {
         if (chip >= 0)
             statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
@@ -101,6 +101,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     connect(m_inspector, &views::PlanInspector::fieldEdited, this, &MainWindow::editField);
     connect(m_inspector, &views::PlanInspector::degreeEdited, this, &MainWindow::editDegree);
     connect(m_inspector, &views::PlanInspector::hardwareEdited, this, &MainWindow::dropHardware);
+    connect(m_inspector, &views::PlanInspector::chipEdited, this, &MainWindow::editChip);
     connect(m_inspector, &views::PlanInspector::kindEdited, this, &MainWindow::editKind);
     connect(m_models, &views::CardList::cardActivated, this, &MainWindow::dropModel);
     connect(m_hardware, &views::CardList::cardActivated, this, &MainWindow::dropHardware);
@@ -389,10 +390,8 @@ void MainWindow::updateRecentMenu()
     m_recentMenu->clear();
     const QStringList files = RecentFiles::list();
     for (const QString &path : files)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
-            if (maybeSave())
-                openFile(path);
-        })->setToolTip(path);
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFileAfterSaving(path); })
+            ->setToolTip(path);
     if (!files.isEmpty()) {
         m_recentMenu->addSeparator();
         m_recentMenu->addAction(tr("Clear list"), this, [this] {
@@ -429,6 +428,7 @@ bool MainWindow::applyEdit(const QString &label, const model::Expected<nlohmann:
         return false;
     }
     m_lastError.clear();
+    statusBar()->clearMessage(); // an earlier "refused" no longer describes the plan
     return true;
 }
 
@@ -455,10 +455,15 @@ bool MainWindow::editField(const QString &label, const std::string &pointer, con
     return applyEdit(label, m_edits.withField(m_document->json(), pointer, value), mergeKey);
 }
 
-bool MainWindow::editDegree(model::Role role, int degree)
+bool MainWindow::editDegree(model::Role role, int degree, int mergeKey)
 {
     return applyEdit(tr("Set %1 degree").arg(qs(std::string(model::roleName(role)))),
-                     m_edits.withDegree(m_document->json(), role, degree));
+                     m_edits.withDegree(m_document->json(), role, degree), mergeKey);
+}
+
+bool MainWindow::editChip(const std::string &chipId)
+{
+    return applyEdit(tr("Change chip"), m_edits.withChip(m_document->json(), chipId));
 }
 
 bool MainWindow::editKind(const std::string &kind)
@@ -476,10 +481,21 @@ bool MainWindow::openFile(const QString &path)
     }
     m_lastError.clear();
     m_autosaver->discard();
-    RecentFiles::add(path);
-    updateRecentMenu();
+    if (m_recordsRecent) {
+        RecentFiles::add(path);
+        updateRecentMenu();
+    }
     statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
     return true;
+}
+
+bool MainWindow::openFileAfterSaving(const QString &path)
+{
+    // A config.json only adds a model card, so the open plan is not at stake.
+    const bool replacesPlan = !path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive);
+    if (replacesPlan && !maybeSave())
+        return false;
+    return openFile(path);
 }
 
 bool MainWindow::importHfConfig(const QString &path)
@@ -514,8 +530,10 @@ bool MainWindow::saveAs(const QString &path)
         return false;
     }
     m_autosaver->discard();
-    RecentFiles::add(path);
-    updateRecentMenu();
+    if (m_recordsRecent) {
+        RecentFiles::add(path);
+        updateRecentMenu();
+    }
     statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
     return true;
 }
@@ -635,7 +653,7 @@ void MainWindow::dropEvent(QDropEvent *event)
 {
     if (const auto path = views::decodeLocalFile(event->mimeData())) {
         event->acceptProposedAction();
-        openFile(*path);
+        openFileAfterSaving(*path);
     }
 }
 

@@ -63,11 +63,16 @@ public:
     /// Interactive windows ask with dialogs (unsaved changes, errors); a non-interactive one
     /// (tests, --screenshot) only records the message in lastError() and the status bar.
     void setInteractive(bool interactive) { m_interactive = interactive; }
+    /// Whether opening and saving add to File > Open Recent (off for --screenshot runs, which
+    /// should leave the user's settings as they were).
+    void setRecordsRecentFiles(bool records) { m_recordsRecent = records; }
     QString lastError() const { return m_lastError; }
 
     /// Opens `path` (a .meshplan plan; a config.json is imported as a model). False and a
     /// message when refused; the open document is then unchanged.
     bool openFile(const QString &path);
+    /// openFile after asking about unsaved changes (drops, recent files); false when cancelled.
+    bool openFileAfterSaving(const QString &path);
     /// Imports a Hugging Face config.json: a model card is added and the plan switches to it.
     bool importHfConfig(const QString &path);
     bool save();
@@ -82,7 +87,8 @@ public:
     bool dropHardware(const nlohmann::json &hardware);
     bool dropRole(model::Role role, const QString &axis, bool split);
     bool editField(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey = -1);
-    bool editDegree(model::Role role, int degree);
+    bool editDegree(model::Role role, int degree, int mergeKey = -1);
+    bool editChip(const std::string &chipId);
     bool editKind(const std::string &kind);
 
 protected:
@@ -133,6 +139,7 @@ private:
     QLabel *m_summaryLabel = nullptr;
     QString m_lastError;
     bool m_interactive = true;
+    bool m_recordsRecent = true;
     std::string m_selectedOp;   ///< the operation picked in a chart, by name ("" for none)
     std::string m_selectedKind;
 };

@@ -11,6 +11,7 @@ PlanEditCommand::PlanEditCommand(PlanDocument *document, const QString &label, n
     , m_before(std::move(before))
     , m_after(std::move(after))
     , m_mergeKey(mergeKey < 0 ? -1 : mergeKey)
+    , m_lastEdit(std::chrono::steady_clock::now())
 {}
 
 void PlanEditCommand::undo()
@@ -29,7 +30,10 @@ bool PlanEditCommand::mergeWith(const QUndoCommand *other)
     const auto *edit = dynamic_cast<const PlanEditCommand *>(other);
     if (edit == nullptr || edit->m_document != m_document || m_mergeKey < 0 || edit->m_mergeKey != m_mergeKey)
         return false;
+    if (edit->m_lastEdit - m_lastEdit > kMergeWindow)
+        return false;
     m_after = edit->m_after;
+    m_lastEdit = edit->m_lastEdit;
     setObsolete(m_after == m_before);
     return true;
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -406,6 +407,125 @@ Expected<json> PlanEdits::withHardware(const json &plan, const json &hardware) c
         return *error;
     }
     return out;
+}
+
+namespace {
+
+std::vector<int> divisorsAscending(std::int64_t n)
+{
+    std::vector<int> out;
+    for (std::int64_t d = 1; d * d <= n; ++d)
+        if (n % d == 0) {
+            out.push_back(static_cast<int>(d));
+            if (d * d != n)
+                out.push_back(static_cast<int>(n / d));
+        }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/// The slice shape (ascending axes) of `dims` axes holding `chips` that the chip accepts, the
+/// most cube-like first; empty when none does.
+std::vector<int> cubeLikeSlice(const Chip &chip, std::int64_t chips, int dims)
+{
+    std::vector<int> best;
+    double bestSpread = 0;
+    const auto consider = [&](std::vector<int> shape) {
+        if (!Topology::tpuSlice(chip, shape, 1))
+            return;
+        const double spread = double(shape.back()) / double(shape.front());
+        if (best.empty() || spread < bestSpread) {
+            best = std::move(shape);
+            bestSpread = spread;
+        }
+    };
+    const std::vector<int> divisors = divisorsAscending(chips);
+    for (int a : divisors) {
+        if (dims == 1) {
+            if (a == chips)
+                consider({a});
+            continue;
+        }
+        for (int b : divisors) {
+            if (b < a || (chips / a) % b != 0)
+                continue;
+            const std::int64_t c = chips / a / b;
+            if (dims == 2 && c == 1)
+                consider({a, b});
+            if (dims == 3 && c >= b)
+                consider({a, b, static_cast<int>(c)});
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+Expected<json> PlanEdits::withChip(const json &plan, const std::string &chipId) const
+{
+    const Chip *to = m_chips.find(chipId);
+    if (!to)
+        return Error{"hardware.chip", "no chip \"" + chipId + "\" in the catalog"};
+    auto loaded = planFromJson(plan, m_chips, m_models);
+    if (!loaded)
+        return loaded.error();
+    const Topology &current = loaded->topology;
+    const Chip &from = current.chip();
+    const std::int64_t chips = current.chipCount();
+    json hardware = {{"chip", to->id}};
+
+    if (to->isTpu() && to->ici) {
+        // The same slice when the new chip takes it (v4 <-> v5p, v5e <-> v6e).
+        std::vector<int> shape;
+        int slices = 1;
+        for (const MeshAxis &axis : current.axes())
+            if (axis.link == LinkKind::Ici)
+                shape.push_back(axis.size);
+            else if (axis.link == LinkKind::Dcn)
+                slices = axis.size;
+        if (!from.isTpu() || !Topology::tpuSlice(*to, shape, slices)) {
+            shape.clear();
+            const auto &pod = to->ici->maxShape;
+            const std::int64_t podChips =
+                std::accumulate(pod.begin(), pod.end(), std::int64_t(1), std::multiplies<>());
+            for (int s : divisorsAscending(chips)) {
+                if (!pod.empty() && chips / s > podChips)
+                    continue; // more than a pod per slice: no shape to search
+                shape = cubeLikeSlice(*to, chips / s, to->ici->torusDims);
+                if (!shape.empty()) {
+                    slices = s;
+                    break;
+                }
+            }
+            if (shape.empty()) {
+                shape = to->ici->torusDims >= 3 ? std::vector<int>{4, 4, 4} : std::vector<int>{4, 4};
+                slices = 1;
+            }
+        }
+        hardware["topology"] = shape;
+        if (slices > 1)
+            hardware["slices"] = slices;
+    } else if (to->nvlink) {
+        const int domain = to->nvlink->domainSize;
+        int perNode = domain;
+        if (!from.isTpu() && from.nvlink) {
+            const int gpuAxis = current.axisIndex("gpu");
+            const int old = gpuAxis >= 0 ? current.axes()[static_cast<std::size_t>(gpuAxis)].size : domain;
+            if (old != from.nvlink->domainSize && old <= domain)
+                perNode = old; // a node size the user picked, not the old chip's default
+        }
+        std::int64_t nodes = 1;
+        if (chips % perNode == 0)
+            nodes = chips / perNode;
+        else if (chips < perNode)
+            perNode = static_cast<int>(chips); // part of one domain: the count is what was asked for
+        else
+            nodes = std::max<std::int64_t>(1, (chips + perNode / 2) / perNode);
+        hardware["topology"] = {{"nodes", nodes}, {"gpus_per_node", perNode}};
+    } else {
+        return Error{"hardware.chip", chipId + " has neither ICI nor NVLink in the catalog"};
+    }
+    return withHardware(plan, hardware);
 }
 
 Expected<json> PlanEdits::withDegree(const json &plan, Role role, int degree) const

@@ -43,6 +43,14 @@ public:
     /// requested placement is cleared; auto placement takes over.
     Expected<nlohmann::json> withHardware(const nlohmann::json &plan, const nlohmann::json &hardware) const;
 
+    /// Swaps the chip for catalog chip `chipId`, keeping the cluster's chip count where the new
+    /// chip allows it: a TPU slice keeps its shape when the new chip takes it, else becomes the
+    /// fewest slices of the most cube-like shape with the same chips; GPUs fill whole NVLink
+    /// domains of the new chip (8 or 72; a node size the user chose is kept when it fits). A
+    /// count no slice or domain can hold falls back to the chip's smallest usual unit (a 4x4 or
+    /// 4x4x4 slice, one domain). Then as withHardware. Errors name "hardware.chip".
+    Expected<nlohmann::json> withChip(const nlohmann::json &plan, const std::string &chipId) const;
+
     /// Sets `role`'s degree, keeping the product equal to the chip count: the factor is taken
     /// from fsdp, then data, then context, expert, pipeline, tensor, and a freed factor is given to
     /// fsdp (training) or data (inference), or to the other of the two when it is `role`. A

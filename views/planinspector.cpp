@@ -6,6 +6,7 @@
 #include "plansummary.h"
 
 #include <QCheckBox>
+#include <QKeyEvent>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -96,8 +97,11 @@ PlanInspector::PlanInspector(QWidget *parent)
     auto *planBox = new QGroupBox(tr("Plan"), this);
     auto *planForm = new QFormLayout(planBox);
     m_title = new QLineEdit(planBox);
-    addField(planForm, tr("Title"), "/title", m_title, tr("A name for this plan, shown in the window title and exports."),
-             [this](const json &v) { m_title->setText(v.is_string() ? qs(v.get<std::string>()) : QString()); });
+    addField(planForm, tr("Title"), "/title", m_title, tr("A name for this plan, saved with it and shown by meshplan-cli evaluate."),
+             [this](const json &v) {
+                 m_title->setText(v.is_string() ? qs(v.get<std::string>()) : QString());
+                 m_title->setCursorPosition(0); // a long title reads from its start
+             });
     connect(m_title, &QLineEdit::editingFinished, this, [this] {
         const std::string text = m_title->text().toStdString();
         if (valueAt(m_json, "/title") != json(text))
@@ -111,7 +115,7 @@ PlanInspector::PlanInspector(QWidget *parent)
         m_chip->addItem(qs(chip.name), qs(chip.id));
     m_chip->setToolTip(tr("The accelerator. Changing it keeps the cluster's chip count where the new chip allows."));
     planForm->addRow(tr("Chip"), m_chip);
-    connect(m_chip, &QComboBox::activated, this, [this] { emitHardware(); });
+    connect(m_chip, &QComboBox::activated, this, [this] { emitChip(); });
 
     m_tpuRows = new QWidget(planBox);
     auto *tpuForm = new QFormLayout(m_tpuRows);
@@ -156,7 +160,9 @@ PlanInspector::PlanInspector(QWidget *parent)
                                      .arg(roleColor(role).name(), roleLabel(role)), parBox);
         parForm->addRow(label, spin);
         m_degrees[static_cast<std::size_t>(role)] = spin;
-        connect(spin, &QSpinBox::valueChanged, this, [this, role](int degree) { emit degreeEdited(role, degree); });
+        const int key = m_nextMergeKey++;
+        connect(spin, &QSpinBox::valueChanged, this,
+                [this, role, key](int degree) { emit degreeEdited(role, degree, key); });
     }
     m_chips = new QLabel(parBox);
     parForm->addRow(tr("Chips"), m_chips);
@@ -231,6 +237,8 @@ PlanInspector::PlanInspector(QWidget *parent)
     });
     layout->addWidget(m_inference);
     layout->addStretch(1);
+    for (QWidget *child : findChildren<QWidget *>())
+        child->installEventFilter(this);
 }
 
 void PlanInspector::addField(QFormLayout *form, const QString &label, const std::string &pointer, QWidget *editor,
@@ -280,36 +288,55 @@ QComboBox *PlanInspector::choiceEditor(const QString &label, const std::string &
 
 void PlanInspector::emitHardware()
 {
-    const auto *chip = model::ChipCatalog::builtin().find(m_chip->currentData().toString().toStdString());
-    if (!chip)
-        return;
+    // Shape and size only: the chip stays as the plan has it (a catalog id or an inline chip).
     json hardware = valueAt(m_json, "/hardware");
     if (!hardware.is_object())
-        hardware = json::object();
-    const std::string oldChip = hardware.value("chip", json("")).is_string() ? hardware.value("chip", std::string()) : "";
-    const auto *old = model::ChipCatalog::builtin().find(oldChip);
-    hardware["chip"] = chip->id;
-    const bool familyChanged = !old || old->isTpu() != chip->isTpu() || (old->ici && chip->ici && old->ici->torusDims != chip->ici->torusDims);
-    if (chip->isTpu()) {
+        return;
+    if (m_tpuRows->isVisibleTo(this)) {
         json shape = json::array();
         for (const QString &part : m_shape->text().split(QLatin1Char('x'), Qt::SkipEmptyParts)) {
             bool ok = false;
             const int n = part.trimmed().toInt(&ok);
             shape.push_back(ok ? json(n) : json(part.trimmed().toStdString()));
         }
-        if (familyChanged)
-            shape = chip->ici && chip->ici->torusDims >= 3 ? json{4, 4, 4} : json{4, 4};
         hardware["topology"] = shape;
-        hardware["slices"] = m_slices->value();
-    } else {
-        if (familyChanged)
-            hardware["topology"] = {{"nodes", m_nodes->value()}, {"gpus_per_node", chip->nvlink ? chip->nvlink->domainSize : 8}};
+        if (m_slices->value() > 1)
+            hardware["slices"] = m_slices->value();
         else
-            hardware["topology"] = {{"nodes", m_nodes->value()}, {"gpus_per_node", m_gpusPerNode->value()}};
+            hardware.erase("slices");
+    } else {
+        hardware["topology"] = {{"nodes", m_nodes->value()}, {"gpus_per_node", m_gpusPerNode->value()}};
         hardware.erase("slices");
     }
     if (hardware != valueAt(m_json, "/hardware"))
         emit hardwareEdited(hardware);
+}
+
+void PlanInspector::emitChip()
+{
+    const std::string id = m_chip->currentData().toString().toStdString();
+    const json current = valueAt(m_json, "/hardware/chip");
+    // The inline entry stands for the plan's own chip: choosing it changes nothing.
+    if (id.empty() || (current.is_string() && current.get<std::string>() == id))
+        return;
+    emit chipEdited(id);
+}
+
+bool PlanInspector::eventFilter(QObject *watched, QEvent *event)
+{
+    if (event->type() == QEvent::ShortcutOverride) {
+        const auto *key = static_cast<QKeyEvent *>(event);
+        if (key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)
+            || key->keyCombination() == QKeyCombination(Qt::ControlModifier | Qt::ShiftModifier, Qt::Key_Z)) {
+            // Not accepted: the window's Undo/Redo shortcut fires instead of the field's text undo.
+            // The typed value is committed first, so undo takes back what the user just entered.
+            if (auto *widget = qobject_cast<QWidget *>(watched))
+                widget->clearFocus();
+            event->ignore();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void PlanInspector::setPlan(const json &planJson, const model::Plan &plan,
@@ -325,7 +352,21 @@ void PlanInspector::setPlan(const json &planJson, const model::Plan &plan,
     }
     {
         const QSignalBlocker block(m_chip);
-        m_chip->setCurrentIndex(m_chip->findData(qs(plan.topology.chip().id)));
+        // A chip defined inside the plan has no catalog entry: it gets one of its own, first.
+        const bool inlineChip = valueAt(planJson, "/hardware/chip").is_object();
+        const int inlineIndex = m_chip->findData(QString());
+        if (inlineIndex >= 0 && !inlineChip)
+            m_chip->removeItem(inlineIndex);
+        if (inlineChip) {
+            const QString name = tr("%1 (defined in this plan)").arg(qs(plan.topology.chip().name));
+            if (inlineIndex >= 0)
+                m_chip->setItemText(inlineIndex, name);
+            else
+                m_chip->insertItem(0, name, QString());
+            m_chip->setCurrentIndex(0);
+        } else {
+            m_chip->setCurrentIndex(m_chip->findData(qs(plan.topology.chip().id)));
+        }
     }
     const bool tpu = plan.topology.chip().isTpu();
     m_tpuRows->setVisible(tpu);

@@ -45,9 +45,17 @@ public:
 signals:
     /// Set the field at `pointer` to `value`; edits of the same field merge (`mergeKey`).
     void fieldEdited(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey);
-    void degreeEdited(model::Role role, int degree);
+    /// Set `role`'s degree; steps of the same role's box merge (`mergeKey`).
+    void degreeEdited(model::Role role, int degree, int mergeKey);
+    /// The cluster's shape or size changed (same chip).
     void hardwareEdited(const nlohmann::json &hardware);
+    /// Swap the chip for catalog chip `chipId`, keeping the cluster's size where it can.
+    void chipEdited(const std::string &chipId);
     void kindEdited(const std::string &kind);
+
+protected:
+    /// Keeps Undo and Redo for the document: a focused field would take them for its own text.
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     struct Field;
@@ -56,6 +64,7 @@ private:
     QSpinBox *intEditor(const QString &label, const std::string &pointer, int min, int max);
     QComboBox *choiceEditor(const QString &label, const std::string &pointer, const QStringList &choices);
     void emitHardware();
+    void emitChip();
 
     std::vector<Field> m_fields;
     int m_nextMergeKey = 100;

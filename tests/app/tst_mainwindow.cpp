@@ -246,6 +246,79 @@ private slots:
         QVERIFY(window().lastError().contains(QStringLiteral("tensor")));
     }
 
+    // Focus stays in a field after the user enters a value; Ctrl+Z there must undo the plan
+    // edit (a spin box or line edit would otherwise take the key for its own text undo).
+    void undoShortcutWorksFromAFocusedField()
+    {
+        const json before = doc().json();
+        auto *seq = qobject_cast<QSpinBox *>(window().inspector()->editorFor("/workload/seq_len"));
+        QVERIFY(seq);
+        window().activateWindow();
+        seq->setFocus();
+        QVERIFY(QTest::qWaitFor([&] { return seq->hasFocus(); }));
+        seq->selectAll();
+        QTest::keyClicks(seq, QStringLiteral("8192"));
+        QTest::keyClick(seq, Qt::Key_Return);
+        QCOMPARE(doc().json().at("workload").at("seq_len"), json(8192));
+        QTest::keyClick(seq, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(doc().json(), before);
+        QCOMPARE(seq->value(), 4096);
+        QTest::keyClick(window().inspector(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(doc().json().at("workload").at("seq_len"), json(8192));
+    }
+
+    // Arrow steps on one degree box are one undo step; a pause longer than the merge window
+    // starts a new one, so two values chosen a while apart can be undone one at a time.
+    void degreeStepsMergeWithinTheMergeWindow()
+    {
+        auto *tensor = window().inspector()->degreeEditor(Role::Tensor);
+        tensor->stepUp(); // 4 -> 8
+        tensor->stepUp(); // 8 -> 16
+        QCOMPARE(doc().plan().parallelism.degree(Role::Tensor), 16);
+        QCOMPARE(doc().undoStack()->count(), 1);
+        QTest::qWait(1700);
+        tensor->stepDown(); // 16 -> 8
+        QCOMPARE(doc().undoStack()->count(), 2);
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().parallelism.degree(Role::Tensor), 16);
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().parallelism.degree(Role::Tensor), 4);
+    }
+
+    // The chip combo keeps the cluster's size: 8192 v5p chips become 32 v5e slices of 16x16,
+    // not a 16-chip toy; a chip defined inside the plan keeps its own entry and its resizes work.
+    void changingTheChipKeepsTheClusterSize()
+    {
+        auto *combo = window().findChild<QComboBox *>();
+        QComboBox *chip = nullptr;
+        for (auto *c : window().inspector()->findChildren<QComboBox *>())
+            if (c->findData(QStringLiteral("tpu-v5e")) >= 0)
+                chip = c;
+        QVERIFY(combo && chip);
+        chip->setCurrentIndex(chip->findData(QStringLiteral("tpu-v5e")));
+        emit chip->activated(chip->currentIndex());
+        QCOMPARE(doc().plan().topology.chipCount(), 8192);
+        QCOMPARE(doc().plan().topology.describe(), std::string("16x16, 32 slices"));
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().topology.chip().id, std::string("tpu-v5p"));
+
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/inline-chip-llama-3-8b.meshplan")));
+        QVERIFY(doc().json().at("hardware").at("chip").is_object());
+        QCOMPARE(chip->currentData().toString(), QString());
+        QVERIFY(chip->currentText().contains(QStringLiteral("defined in this plan")));
+        const std::int64_t perNode = doc().plan().topology.axes().front().size;
+        QSpinBox *nodes = nullptr;
+        for (auto *spin : window().inspector()->findChildren<QSpinBox *>())
+            if (spin->toolTip().startsWith(QStringLiteral("NVLink domains")))
+                nodes = spin;
+        QVERIFY(nodes);
+        nodes->setValue(16);
+        emit nodes->editingFinished();
+        QCOMPARE(doc().plan().topology.chipCount(), 16 * perNode);
+        QVERIFY(doc().json().at("hardware").at("chip").is_object()); // still the plan's own chip
+        QVERIFY(window().lastError().isEmpty());
+    }
+
     void hoverHighlightsTheChipsGroups()
     {
         // Chip 5 is x=5: tensor rank 1 of the group x=4..7 (tensor 4 innermost on x).

@@ -651,6 +651,59 @@ private slots:
                      without(without(before, "parallelism"), "hardware"));
     }
 
+    void chip_data()
+    {
+        QTest::addColumn<QString>("plan");
+        QTest::addColumn<QString>("chip");
+        QTest::addColumn<QString>("hardware"); // expected, or empty for an error
+        QTest::addColumn<QString>("path");     // the error path
+
+        // v5p <-> v4 are both 3D tori: the 16x16x32 slice is kept as far as v4 takes it; v4's
+        // pod is 16x16x16 (4096 chips), so the 8192 chips become its two pods over DCN.
+        QTest::newRow("v5p to v4") << "v5p" << "tpu-v4" << R"({"chip":"tpu-v4","topology":[16,16,16],"slices":2})" << "";
+        // A 2D chip: 8192 chips are 32 of v5e's largest (16x16) slices.
+        QTest::newRow("v5p to v5e") << "v5p" << "tpu-v5e" << R"({"chip":"tpu-v5e","topology":[16,16],"slices":32})" << "";
+        // 8192 / 8 = 1024 HGX nodes.
+        QTest::newRow("v5p to h100") << "v5p" << "h100-sxm"
+                                     << R"({"chip":"h100-sxm","topology":{"nodes":1024,"gpus_per_node":8}})" << "";
+        // 8192 / 72 = 113.8: the nearest whole number of NVL72 racks, 114 (8208 GPUs).
+        QTest::newRow("v5p to gb200") << "v5p" << "gb200"
+                                      << R"({"chip":"gb200","topology":{"nodes":114,"gpus_per_node":72}})" << "";
+        // 128 GPUs as one v5p slice, the most cube-like: 4x4x8; on v5e: 8x16.
+        QTest::newRow("h100 to v5p") << "h100-mixtral" << "tpu-v5p" << R"({"chip":"tpu-v5p","topology":[4,4,8]})" << "";
+        QTest::newRow("h100 to v5e") << "h100-mixtral" << "tpu-v5e" << R"({"chip":"tpu-v5e","topology":[8,16]})" << "";
+        // GPU to GPU keeps the nodes; to an NVL72 domain the 128 GPUs round to 2 racks.
+        QTest::newRow("h100 to b200") << "h100-mixtral" << "b200"
+                                      << R"({"chip":"b200","topology":{"nodes":16,"gpus_per_node":8}})" << "";
+        QTest::newRow("h100 to gb200") << "h100-mixtral" << "gb200"
+                                       << R"({"chip":"gb200","topology":{"nodes":2,"gpus_per_node":72}})" << "";
+        QTest::newRow("unknown chip") << "v5p" << "tpu-v9" << "" << "hardware.chip";
+    }
+
+    void chip()
+    {
+        QFETCH(QString, plan);
+        QFETCH(QString, chip);
+        QFETCH(QString, hardware);
+        QFETCH(QString, path);
+        const json before = planNamed(plan);
+        const auto result = PlanEdits().withChip(before, chip.toStdString());
+        if (hardware.isEmpty()) {
+            QVERIFY2(!result, result ? result->dump().c_str() : "");
+            QCOMPARE(QString::fromStdString(result.error().path), path);
+            return;
+        }
+        QVERIFY2(result, result ? "" : qPrintable(errorText(result.error())));
+        JSON_COMPARE(result->at("hardware"), json::parse(hardware.toStdString()));
+        QCOMPARE(product(*result), load(*result).topology.chipCount());
+        QVERIFY(!PlanEdits().check(*result));
+        // The roles the new cluster still divides are kept (tensor, expert, context first).
+        const Plan a = load(before);
+        const Plan b = load(*result);
+        if (b.topology.chipCount() % a.parallelism.degree(Role::Tensor) == 0)
+            QCOMPARE(b.parallelism.degree(Role::Tensor), a.parallelism.degree(Role::Tensor));
+    }
+
     void model_data()
     {
         QTest::addColumn<QString>("plan");
