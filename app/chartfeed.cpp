@@ -13,6 +13,7 @@
 #include <QCoreApplication>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -45,13 +46,7 @@ void feedTimeline(views::TimelineChart *chart, const model::Plan &plan, const mo
 void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::Evaluation &evaluation, bool byChips)
 {
     if (plan.kind == model::WorkloadKind::Inference) {
-        // Up to twice the largest batch that fits, so the chart shows where memory ends.
-        const auto limit = std::max<std::int64_t>({plan.inference.batch, 2 * static_cast<std::int64_t>(evaluation.serving.maxBatch), 8});
-        auto batches = model::batchLadder(std::min<std::int64_t>(limit, 1 << 20));
-        if (std::find(batches.begin(), batches.end(), plan.inference.batch) == batches.end()) {
-            batches.push_back(plan.inference.batch);
-            std::sort(batches.begin(), batches.end());
-        }
+        const auto batches = model::servingChartBatches(plan.inference.batch, evaluation.serving.maxBatch);
         const auto points = model::latencyThroughputSweep(plan, batches);
         if (!points)
             chart->setMessage(QString::fromStdString(points.error().toString()));
@@ -66,27 +61,36 @@ void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::E
         chart->setScaling(*sweep, byChips ? views::SweepChart::Axis::Chips : views::SweepChart::Axis::TokensPerChip);
 }
 
-std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size)
+std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,
+                                   bool dark)
 {
     auto evaluation = model::evaluate(plan);
     if (!evaluation)
         return QString::fromStdString(evaluation.error().toString());
+    if (chart == "sweep-chips" && plan.kind == model::WorkloadKind::Inference)
+        return tr("--chart sweep-chips: a serving plan is swept over batch sizes; use --chart sweep");
+    // The palette comes first: feeding picks colours from it.
+    const auto styled = [dark](QCustomPlot *plot) {
+        if (dark)
+            plot->setPalette(views::darkPalette(plot->palette()));
+        return plot;
+    };
     std::unique_ptr<QCustomPlot> plot;
     if (chart == "roofline") {
         auto *c = new views::RooflineChart;
-        plot.reset(c);
+        plot.reset(styled(c));
         feedRoofline(c, plan, *evaluation);
     } else if (chart == "memory") {
         auto *c = new views::MemoryChart;
-        plot.reset(c);
+        plot.reset(styled(c));
         feedMemory(c, *evaluation);
     } else if (chart == "timeline") {
         auto *c = new views::TimelineChart;
-        plot.reset(c);
+        plot.reset(styled(c));
         feedTimeline(c, plan, *evaluation);
     } else if (chart == "sweep" || chart == "sweep-chips") {
         auto *c = new views::SweepChart;
-        plot.reset(c);
+        plot.reset(styled(c));
         feedSweep(c, plan, *evaluation, chart == "sweep-chips");
         // A file holding only "cannot sweep" would pass for a chart in a build script.
         if (!c->message().isEmpty())
@@ -94,9 +98,12 @@ std::optional<QString> renderChart(const model::Plan &plan, const std::string &c
     } else {
         return tr("--chart: expected roofline, memory, timeline, sweep or sweep-chips, got \"%1\"").arg(QString::fromStdString(chart));
     }
-    plot->resize(size);
+    // Laid out at the presentation scale's share of the size, so text grows with a slide.
+    const double scale = views::presentationScale(size);
+    const QSize layout(static_cast<int>(std::lround(size.width() / scale)), static_cast<int>(std::lround(size.height() / scale)));
+    plot->resize(layout);
     plot->replot();
-    return views::exportChart(plot.get(), path, size.width(), size.height());
+    return views::exportChart(plot.get(), path, layout.width(), layout.height(), scale);
 }
 
 } // namespace meshplan::app

@@ -34,6 +34,8 @@ inline constexpr const char *kChartNames[] = {"roofline", "memory", "timeline", 
 
 /// Renders chart `chart` of `plan` to `path` (.png, .pdf or .svg) at `size`; a message on failure.
 /// Needs a QApplication (any platform, offscreen included).
-std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size);
+/// `dark`: drawn in the dark palette (for dark slides), else the light one.
+std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,
+                                   bool dark = false);
 
 } // namespace meshplan::app

@@ -34,6 +34,7 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
     std::string output;
     std::string size = "1200x750";
     bool sizeGiven = false;
+    bool dark = false;
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string &a = args[i];
         const auto value = [&](std::string &into) {
@@ -51,12 +52,14 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
         } else if (a == "-o" || a == "--output") {
             if (!value(output))
                 return fail(err, a + ": needs a file name");
+        } else if (a == "--dark") {
+            dark = true;
         } else if (a == "--size") {
             if (!value(size))
                 return fail(err, "--size: needs WxH");
             sizeGiven = true;
         } else if (!a.empty() && a[0] == '-') {
-            return fail(err, a + ": unknown option for render (use --chart, -o, --size)");
+            return fail(err, a + ": unknown option for render (use --chart, -o, --size, --dark)");
         } else if (file.empty()) {
             file = a;
         } else {
@@ -74,6 +77,8 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
     const QString suffix = QFileInfo(QString::fromStdString(output)).suffix().toLower();
     if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf") && suffix != QLatin1String("svg"))
         return fail(err, "-o: expected a .png, .pdf or .svg file, got \"" + output + "\"");
+    if (QFileInfo(QString::fromStdString(output)).completeBaseName().isEmpty())
+        return fail(err, "-o: needs a file name before the extension, got \"" + output + "\"");
     int w = 0;
     int h = 0;
     {
@@ -94,7 +99,7 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
         const auto &e = plan.error();
         return fail(err, file + ": " + (e.path.empty() ? "" : e.path + ": ") + e.message);
     }
-    if (auto error = renderChart(*plan, chart, QString::fromStdString(output), QSize(w, h)))
+    if (auto error = renderChart(*plan, chart, QString::fromStdString(output), QSize(w, h), dark))
         return fail(err, error->toStdString());
     out << output << "\n";
     return 0;

@@ -4,6 +4,7 @@
 #include "cardlist.h"
 #include "chartfeed.h"
 #include "chartpanel.h"
+#include "chartstyle.h"
 #include "dragmime.h"
 #include "hfconfig.h"
 #include "memorychart.h"
@@ -309,25 +310,8 @@ void MainWindow::setDarkTheme(bool dark)
     // Fusion draws any palette faithfully; the canvas and the charts restyle on PaletteChange.
     QApplication::setStyle(QStringLiteral("Fusion"));
     QPalette palette = QApplication::style()->standardPalette();
-    if (dark) {
-        const QColor window(0x2b, 0x2d, 0x31);
-        const QColor base(0x1e, 0x1f, 0x22);
-        const QColor text(0xe6, 0xe6, 0xe6);
-        palette.setColor(QPalette::Window, window);
-        palette.setColor(QPalette::WindowText, text);
-        palette.setColor(QPalette::Base, base);
-        palette.setColor(QPalette::AlternateBase, window);
-        palette.setColor(QPalette::Text, text);
-        palette.setColor(QPalette::Button, window);
-        palette.setColor(QPalette::ButtonText, text);
-        palette.setColor(QPalette::ToolTipBase, base);
-        palette.setColor(QPalette::ToolTipText, text);
-        palette.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
-        palette.setColor(QPalette::Highlight, QColor(0x35, 0x84, 0xe4));
-        palette.setColor(QPalette::HighlightedText, Qt::white);
-        palette.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
-        palette.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
-    }
+    if (dark)
+        palette = views::darkPalette(palette);
     QApplication::setPalette(palette);
     m_chartsFed.fill(false);
     scheduleCharts();

@@ -3,6 +3,7 @@
 #include "evaluation.h"
 #include "units.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -58,6 +59,19 @@ std::vector<std::int64_t> batchLadder(std::int64_t limit)
         out.push_back(b);
     if (limit >= 1)
         out.push_back(limit);
+    return out;
+}
+
+std::vector<std::int64_t> servingChartBatches(std::int64_t planBatch, std::int64_t maxBatch)
+{
+    constexpr std::int64_t kLargest = std::int64_t(1) << 20;
+    const std::int64_t limit = std::min(std::max<std::int64_t>({planBatch, 2 * maxBatch, 8}), kLargest);
+    std::vector<std::int64_t> out = batchLadder(limit);
+    for (std::int64_t b : {planBatch, maxBatch})
+        if (b >= 1 && b <= kLargest)
+            out.push_back(b);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
 

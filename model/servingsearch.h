@@ -34,6 +34,11 @@ Expected<std::vector<ServingPoint>> latencyThroughputSweep(const Plan &plan, con
 /// Powers of two from 1 up to `limit` (and `limit` itself): the default sweep.
 std::vector<std::int64_t> batchLadder(std::int64_t limit);
 
+/// The batches a latency-throughput chart of `plan` shows: the ladder up to twice the largest
+/// batch that fits (`maxBatch`, so the chart shows where memory ends; at least 8), plus the
+/// plan's own batch and `maxBatch` itself, ascending and distinct.
+std::vector<std::int64_t> servingChartBatches(std::int64_t planBatch, std::int64_t maxBatch);
+
 struct ServingChoice {
     Plan plan;          ///< the chosen deployment (hardware, tensor degree, replicas, batch)
     ServingPoint point;

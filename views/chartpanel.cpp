@@ -75,9 +75,11 @@ void ChartPanel::exportDialog()
         path += filter.contains(QStringLiteral("pdf")) ? QStringLiteral(".pdf")
                 : filter.contains(QStringLiteral("svg")) ? QStringLiteral(".svg")
                                                          : QStringLiteral(".png");
+    // The chart as laid out on screen (never squashed below 800x500), at twice the pixels: sharp
+    // on a slide or a printed page, with the proportions the user looked at.
     const int w = std::max(800, m_chart->width());
     const int h = std::max(500, m_chart->height());
-    if (auto error = exportChart(m_chart, path, w, h))
+    if (auto error = exportChart(m_chart, path, w, h, 2.0))
         QMessageBox::warning(this, tr("Cannot export"), *error);
 }
 

@@ -148,19 +148,55 @@ void showChartAxes(QCustomPlot *plot)
     plot->legend->setVisible(true);
 }
 
-std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height)
+QPalette darkPalette(QPalette palette)
+{
+    const QColor window(0x2b, 0x2d, 0x31);
+    const QColor base(0x1e, 0x1f, 0x22);
+    const QColor text(0xe6, 0xe6, 0xe6);
+    palette.setColor(QPalette::Window, window);
+    palette.setColor(QPalette::WindowText, text);
+    palette.setColor(QPalette::Base, base);
+    palette.setColor(QPalette::AlternateBase, window);
+    palette.setColor(QPalette::Text, text);
+    palette.setColor(QPalette::Button, window);
+    palette.setColor(QPalette::ButtonText, text);
+    palette.setColor(QPalette::ToolTipBase, base);
+    palette.setColor(QPalette::ToolTipText, text);
+    palette.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
+    palette.setColor(QPalette::Highlight, QColor(0x35, 0x84, 0xe4));
+    palette.setColor(QPalette::HighlightedText, Qt::white);
+    palette.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
+    palette.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
+    return palette;
+}
+
+double presentationScale(QSize size)
+{
+    return std::max(1.0, std::min(size.width() / 1200.0, size.height() / 750.0));
+}
+
+std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height, double scale)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
+    if (QFileInfo(path).completeBaseName().isEmpty())
+        return QStringLiteral("%1: needs a file name before the extension").arg(path);
+    const int outW = static_cast<int>(std::lround(width * scale));
+    const int outH = static_cast<int>(std::lround(height * scale));
     bool ok = false;
     if (suffix == QLatin1String("png")) {
-        ok = plot->savePng(path, width, height);
+        QPixmap image = plot->toPixmap(width, height, scale);
+        if (image.size() != QSize(outW, outH)) // rounding of width x scale: at most a pixel
+            image = image.scaled(outW, outH, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        ok = !image.isNull() && image.save(path, "PNG");
     } else if (suffix == QLatin1String("pdf")) {
         ok = plot->savePdf(path, width, height, QCP::epNoCosmetic);
     } else if (suffix == QLatin1String("svg")) {
         // QCustomPlot 2.1 has no saveSvg: paint into a QSvgGenerator (qt-and-platform-notes 2.2).
+        // At 96 dpi font sizes in the file match the PNG's (the generator's default is 72).
         QSvgGenerator generator;
         generator.setFileName(path);
-        generator.setSize(QSize(width, height));
+        generator.setResolution(96);
+        generator.setSize(QSize(outW, outH));
         generator.setViewBox(QRect(0, 0, width, height));
         generator.setTitle(QStringLiteral("Meshplan chart"));
         QCPPainter painter;

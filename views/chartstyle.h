@@ -17,6 +17,9 @@ namespace meshplan::views {
 void applyChartStyle(QCustomPlot *plot, const QPalette &palette);
 /// Whether `palette` is a dark one (QStyleHints::colorScheme arrived only in Qt 6.5).
 bool isDark(const QPalette &palette);
+/// Meshplan's dark palette, over `base` (the style's standard palette): the window's View > Dark
+/// theme and `meshplan-cli render --dark` share it.
+QPalette darkPalette(QPalette base);
 /// Makes `axis` logarithmic with power-of-ten labels.
 void setLogAxis(QCPAxis *axis);
 /// True for values a log axis can show: finite and positive (QCustomPlot draws garbage otherwise).
@@ -30,8 +33,15 @@ void showChartMessage(QCustomPlot *plot, const QString &message);
 /// Shows the axes and the legend again after showChartMessage.
 void showChartAxes(QCustomPlot *plot);
 
-/// Writes `plot` to `path` as PNG, PDF or SVG (by extension) at `width` x `height` pixels;
-/// a message naming the file on failure.
-std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height);
+/// Writes `plot` to `path` as PNG, PDF or SVG (by extension), laid out at `width` x `height`
+/// and drawn `scale` times larger (text, pens and markers with it): a PNG is then width x scale
+/// by height x scale pixels, an SVG that size with the layout as its view box, a PDF a page of
+/// width x height points. A message naming the file on failure.
+std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height, double scale = 1.0);
+
+/// The scale at which a chart exported at `size` keeps the proportions of text to plot that it
+/// has at its design size of 1200x750: 1 up to that size, then growing with the smaller ratio,
+/// so a 1920x1080 slide gets text 1.44 times larger rather than the same pixels on a bigger page.
+double presentationScale(QSize size);
 
 } // namespace meshplan::views

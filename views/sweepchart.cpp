@@ -60,8 +60,6 @@ void SweepChart::reset()
     m_crossover = m_book = m_target = 0;
     m_message.clear();
     m_hover.clear();
-    m_hoverX.clear();
-    m_hoverY.clear();
     yAxis2->setVisible(false);
     showChartAxes(this);
     setLogAxis(xAxis);
@@ -133,6 +131,11 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
     noFit->setName(tr("does not fit in HBM"));
     noFit->setLineStyle(QCPGraph::lsNone);
     noFit->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kCross, 2), Qt::NoBrush, 9));
+    // A step time the chips cannot run is marked, not joined to the line of those they can.
+    auto *noFitStep = addGraph(xAxis, yAxis2);
+    noFitStep->removeFromLegend();
+    noFitStep->setLineStyle(QCPGraph::lsNone);
+    noFitStep->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kStep, 1.5), Qt::NoBrush, 7));
     auto *current = addGraph();
     current->setName(tr("this plan"));
     current->setLineStyle(QCPGraph::lsNone);
@@ -145,27 +148,27 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
         xLo = std::min(xLo, p.x);
         xHi = std::max(xHi, p.x);
         const double mfu = std::isfinite(p.mfu) ? 100.0 * p.mfu : 0.0;
-        if (p.fits) {
-            m_main->addData(p.x, mfu);
-            mfuHi = std::max(mfuHi, mfu);
-        } else {
-            noFit->addData(p.x, mfu);
-        }
+        // Every marker drawn sets the range, those that do not fit and the plan's own included.
+        mfuHi = std::max(mfuHi, mfu);
+        (p.fits ? m_main : noFit)->addData(p.x, mfu);
         if (loggable(p.stepTimeS)) {
-            m_second->addData(p.x, p.stepTimeS);
+            (p.fits ? m_second : noFitStep)->addData(p.x, p.stepTimeS);
             tLo = std::min(tLo, p.stepTimeS);
             tHi = std::max(tHi, p.stepTimeS);
         }
         if (p.current)
             current->addData(p.x, mfu);
-        m_hoverX.push_back(p.x);
-        m_hoverY.push_back(mfu);
-        m_hover.push_back(tr("<b>%1 %2</b><br>global batch %3, %4 chips<br>MFU %5%, step %6, %7 tokens/s<br>bound by %8%9")
-                              .arg(num(p.x), axis == Axis::Chips ? tr("chips") : tr("tokens/chip per microbatch"))
-                              .arg(p.globalBatch)
-                              .arg(p.chips)
-                              .arg(num(mfu), qs(model::formatSeconds(p.stepTimeS)), num(p.tokensPerS), qs(p.bound),
-                                   p.fits ? QString() : tr("<br><b>does not fit in HBM</b>")));
+        const QString html =
+            tr("<b>%1 %2</b><br>global batch %3, %4 chips<br>MFU %5%, step %6, %7 tokens/s<br>bound by %8%9")
+                .arg(num(p.x), axis == Axis::Chips ? tr("chips") : tr("tokens/chip per microbatch"))
+                .arg(p.globalBatch)
+                .arg(p.chips)
+                .arg(num(mfu), qs(model::formatSeconds(p.stepTimeS)), num(p.tokensPerS), qs(p.bound),
+                     p.fits ? QString() : tr("<br><b>does not fit in HBM</b>"));
+        // Both markers of a point answer a hover: the MFU disc and the step-time square.
+        m_hover.push_back({p.x, mfu, false, html});
+        if (loggable(p.stepTimeS))
+            m_hover.push_back({p.x, p.stepTimeS, true, html});
     }
     if (xHi <= 0) {
         setMessage(tr("No point of the sweep could be evaluated."));
@@ -254,15 +257,15 @@ void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std:
         QFont f = font();
         f.setPointSizeF(f.pointSizeF() * 0.8);
         label->setFont(f);
-        m_hoverX.push_back(p.tokensPerS);
-        m_hoverY.push_back(p.decodeStepS);
-        m_hover.push_back(tr("<b>batch %1</b><br>%2 per token, first token %3<br>%4 tokens/s (%5 per chip)%6%7")
-                              .arg(p.batch)
-                              .arg(qs(model::formatSeconds(p.decodeStepS)), qs(model::formatSeconds(p.timeToFirstTokenS)),
-                                   num(p.tokensPerS), num(p.tokensPerSPerChip),
-                                   p.costPerMillionTokens > 0 ? tr("<br>$%1 per million tokens").arg(num(p.costPerMillionTokens))
-                                                              : QString(),
-                                   p.fits ? QString() : tr("<br><b>does not fit in HBM</b>")));
+        m_hover.push_back({p.tokensPerS, p.decodeStepS, false,
+                           tr("<b>batch %1</b><br>%2 per token, first token %3<br>%4 tokens/s (%5 per chip)%6%7")
+                               .arg(p.batch)
+                               .arg(qs(model::formatSeconds(p.decodeStepS)), qs(model::formatSeconds(p.timeToFirstTokenS)),
+                                    num(p.tokensPerS), num(p.tokensPerSPerChip),
+                                    p.costPerMillionTokens > 0
+                                        ? tr("<br>$%1 per million tokens").arg(num(p.costPerMillionTokens))
+                                        : QString(),
+                                    p.fits ? QString() : tr("<br><b>does not fit in HBM</b>"))});
     }
     if (xHi <= 0) {
         setMessage(tr("No batch size of this plan could be evaluated."));
@@ -293,18 +296,18 @@ void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std:
 void SweepChart::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
-    int best = -1;
-    double bestD = 100;
-    for (std::size_t i = 0; i < m_hover.size(); ++i) {
-        const double dx = xAxis->coordToPixel(m_hoverX[i]) - event->position().x();
-        const double dy = yAxis->coordToPixel(m_hoverY[i]) - event->position().y();
+    const HoverPoint *best = nullptr;
+    double bestD = 100; // within 10 pixels
+    for (const auto &h : m_hover) {
+        const double dx = xAxis->coordToPixel(h.x) - event->position().x();
+        const double dy = (h.rightAxis ? yAxis2 : yAxis)->coordToPixel(h.y) - event->position().y();
         if (dx * dx + dy * dy < bestD) {
             bestD = dx * dx + dy * dy;
-            best = static_cast<int>(i);
+            best = &h;
         }
     }
-    if (best >= 0)
-        QToolTip::showText(event->globalPosition().toPoint(), m_hover[static_cast<std::size_t>(best)], this);
+    if (best)
+        QToolTip::showText(event->globalPosition().toPoint(), best->html, this);
     else
         QToolTip::hideText();
 }

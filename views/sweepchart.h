@@ -59,9 +59,13 @@ private:
     double m_crossover = 0;
     double m_book = 0;
     double m_target = 0;
-    std::vector<QString> m_hover; ///< per main-graph point, sorted by x
-    std::vector<double> m_hoverX;
-    std::vector<double> m_hoverY;
+    struct HoverPoint {
+        double x = 0;
+        double y = 0;
+        bool rightAxis = false; ///< a step-time marker, on yAxis2
+        QString html;
+    };
+    std::vector<HoverPoint> m_hover; ///< every marker a pointer can rest on
     QString m_message;
 };
 

@@ -263,6 +263,33 @@ private slots:
                  qPrintable(texts(chart)));
     }
 
+    // No point fits (58% MFU on paper): the MFU axis still reaches the markers, and the step
+    // times are crosses apart from the line, which joins only plans the chips can hold.
+    void sweepShowsPointsThatDoNotFit()
+    {
+        model::ScalingSweep sweep;
+        for (double x : {1024.0, 2048.0, 4096.0}) {
+            model::ScalingPoint p;
+            p.x = x;
+            p.mfu = 0.58;
+            p.stepTimeS = x / 1024;
+            p.bound = "compute";
+            p.fits = x < 2000;
+            p.current = x == 4096;
+            sweep.points.push_back(p);
+        }
+        views::SweepChart chart;
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        QVERIFY(chart.yAxis->range().upper >= 58.0 * 1.2);
+        QCOMPARE(chart.mainGraph()->dataCount(), 1);
+        QCOMPARE(chart.secondGraph()->dataCount(), 1);
+        int stepCrosses = 0;
+        for (int i = 0; i < chart.graphCount(); ++i)
+            if (chart.graph(i) != chart.secondGraph() && chart.graph(i)->valueAxis() == chart.yAxis2)
+                stepCrosses += chart.graph(i)->dataCount();
+        QCOMPARE(stepCrosses, 2);
+    }
+
     void exportsPngPdfAndSvg()
     {
         QTemporaryDir dir;
@@ -285,6 +312,24 @@ private slots:
         }
         QVERIFY(views::exportChart(&chart, dir.filePath(QStringLiteral("memory.gif")), 800, 500));
         QVERIFY(views::exportChart(&chart, QStringLiteral("/nonexistent-dir/x.png"), 800, 500));
+        QVERIFY(views::exportChart(&chart, dir.filePath(QStringLiteral(".png")), 800, 500)); // no name
+
+        // Scaled: the layout of 800x500 drawn twice as large, text included.
+        const QString big = dir.filePath(QStringLiteral("big.png"));
+        QVERIFY(!views::exportChart(&chart, big, 800, 500, 2.0));
+        QCOMPARE(QImage(big).size(), QSize(1600, 1000));
+        const QString svg = dir.filePath(QStringLiteral("big.svg"));
+        QVERIFY(!views::exportChart(&chart, svg, 800, 500, 2.0));
+        QFile file(svg);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray text = file.readAll();
+        QVERIFY2(text.contains("viewBox=\"0 0 800 500\""), text.left(400).constData());
+        // 1600 px at 96 dpi is 423.33 mm: the size in the file matches the PNG's pixels.
+        QVERIFY2(text.contains("width=\"423.33mm\"") || text.contains("width=\"423.333mm\""), text.left(400).constData());
+
+        QCOMPARE(views::presentationScale(QSize(1200, 750)), 1.0);
+        QCOMPARE(views::presentationScale(QSize(600, 400)), 1.0);
+        QCOMPARE(views::presentationScale(QSize(1920, 1080)), 1.44); // min(1.6, 1.44)
     }
 
     void followsADarkPalette()
