@@ -101,23 +101,34 @@ StepTimeline servingTimeline(const Plan &plan, const Evaluation &e)
         r.timeToFirstTokenS - prefill);
     add(t, 0, std::to_string(plan.inference.generateLen - 1) + " decode steps", "decode", decodeStart, decodeSpan);
 
-    // What each decode step spends, over the whole decode span: weights and FLOPs overlap
-    // (the step takes the larger), the KV cache and communication add to it.
+    // What the decode steps spend, over the whole decode span and in the order a step spends it:
+    // weight reads and matmul FLOPs overlap (the step takes the larger), then the KV cache reads,
+    // elementwise work (the gap) and, last, the communication, which ends the span.
+    const double decodeEnd = decodeStart + decodeSpan;
+    const double heavy = std::max(x.decodeWeightsS, x.decodeComputeS);
+    bool decodeCollectives = false;
+    for (const auto &c : e.collectives)
+        decodeCollectives = decodeCollectives || c.purpose.rfind("prefill:", 0) != 0;
     const struct {
         const char *lane;
         double perStep;
-    } parts[] = {{"decode: weights from HBM", x.decodeWeightsS},
-                 {"decode: KV cache from HBM", x.decodeKvS},
-                 {"decode: matmul FLOPs", x.decodeComputeS},
-                 {"decode: communication", x.decodeCommunicationS}};
+        double start;
+    } parts[] = {{"decode: weights from HBM", x.decodeWeightsS, decodeStart},
+                 {"decode: matmul FLOPs", x.decodeComputeS, decodeStart},
+                 {"decode: KV cache from HBM", x.decodeKvS, decodeStart + steps * heavy},
+                 {"decode: communication", x.decodeCommunicationS, decodeEnd - steps * x.decodeCommunicationS}};
     for (const auto &part : parts) {
+        // The collectives' own lanes say it better when there are any.
+        if (decodeCollectives && &part == &parts[3])
+            continue;
         t.lanes.push_back(part.lane);
-        add(t, static_cast<int>(t.lanes.size()) - 1, part.lane, "decode", decodeStart, steps * part.perStep);
+        add(t, static_cast<int>(t.lanes.size()) - 1, part.lane, "decode", part.start, steps * part.perStep);
     }
 
-    // Each collective: the prefill's within the prefill, the decode steps' over the decode span.
-    // Serving hides none of them.
+    // Each collective: the prefill's within the prefill, one after another; the decode steps'
+    // one after another at the end of the decode span. Serving hides none of them.
     double prefillAt = 0;
+    double decodeAt = decodeEnd - steps * x.decodeCommunicationS;
     for (std::size_t i = 0; i < e.collectives.size(); ++i) {
         const CollectiveUse &c = e.collectives[i];
         t.lanes.push_back(laneName(c));
@@ -128,7 +139,10 @@ StepTimeline servingTimeline(const Plan &plan, const Evaluation &e)
             add(t, lane, c.purpose, "exposed", start, duration, static_cast<int>(i));
             prefillAt = start + std::max(0.0, duration);
         } else {
-            add(t, lane, c.purpose, "exposed", decodeStart, std::min(steps * c.timeS, decodeSpan), static_cast<int>(i));
+            const double start = std::clamp(decodeAt, decodeStart, decodeEnd);
+            const double duration = std::min(steps * c.timeS, decodeEnd - start);
+            add(t, lane, c.purpose, "exposed", start, duration, static_cast<int>(i));
+            decodeAt = start + std::max(0.0, duration);
         }
     }
     return t;

@@ -23,7 +23,8 @@ struct TimelineSegment {
 struct StepTimeline {
     /// Top to bottom. Training: "compute" (compute, recompute, bubble, optimizer), then one lane
     /// per collective ("fsdp weights (all-gather)"). Serving: "request", one lane per decode
-    /// component, then one per collective.
+    /// component (weights, FLOPs, KV cache; communication only when no collective has a lane
+    /// of its own), then one per collective.
     std::vector<std::string> lanes;
     std::vector<TimelineSegment> segments;
     double totalS = 0;              ///< the step time (training) or one request's time (serving)

@@ -407,7 +407,10 @@ private slots:
         const double steps = double(p.inference.generateLen - 1);
         QVERIFY_NEAR(t.totalS, r.timeToFirstTokenS + steps * r.decodeStepS, 1e-12);
         QVERIFY_NEAR(double(p.inference.batch * p.inference.generateLen) / t.totalS, r.tokensPerS, 1e-12);
-        QCOMPARE(t.lanes.size(), std::size_t(5) + e.collectives.size());
+        const bool decodeCollectives = std::any_of(e.collectives.begin(), e.collectives.end(), [](const auto &c) {
+            return c.purpose.rfind("prefill:", 0) != 0;
+        });
+        QCOMPARE(t.lanes.size(), std::size_t(decodeCollectives ? 4 : 5) + e.collectives.size());
         QCOMPARE(t.lanes.front(), std::string("request"));
 
         std::vector<TimelineSegment> request;
@@ -431,14 +434,32 @@ private slots:
         if (disaggregated)
             QVERIFY(request[1].durationS > e.serving.kvTransferS && e.serving.kvTransferS > 0);
 
-        const double parts[] = {e.serving.decodeWeightsS, e.serving.decodeKvS, e.serving.decodeComputeS,
-                                e.serving.decodeCommunicationS};
-        for (int lane = 1; lane <= 4; ++lane) {
+        // A decode step spends max(weights, FLOPs), then the KV cache, elementwise work and the
+        // communication (inferencecost Phase::total), so over generate_len - 1 steps: weights and
+        // FLOPs from TTFT, the KV cache after the larger of the two, communication ending the span.
+        const ServingExtras &x = e.serving;
+        const double decodeEnd = r.timeToFirstTokenS + steps * r.decodeStepS;
+        const struct {
+            double start, perStep;
+        } parts[] = {{r.timeToFirstTokenS, x.decodeWeightsS},
+                     {r.timeToFirstTokenS, x.decodeComputeS},
+                     {r.timeToFirstTokenS + steps * std::max(x.decodeWeightsS, x.decodeComputeS), x.decodeKvS},
+                     {decodeEnd - steps * x.decodeCommunicationS, x.decodeCommunicationS}};
+        for (int lane = 1; lane <= (decodeCollectives ? 3 : 4); ++lane) {
             const auto it = std::find_if(t.segments.begin(), t.segments.end(), [&](const auto &s) { return s.lane == lane; });
             QVERIFY(it != t.segments.end());
-            QVERIFY_NEAR(it->startS, r.timeToFirstTokenS, 1e-12);
-            QVERIFY_NEAR(it->durationS, steps * parts[lane - 1], 1e-12);
+            QVERIFY_NEAR(it->startS, parts[lane - 1].start, 1e-12);
+            QVERIFY_NEAR(it->durationS, steps * parts[lane - 1].perStep, 1e-12);
         }
+        // The decode collectives follow one another and end with the decode span.
+        double decodeCommEnd = 0;
+        for (const auto &s : t.segments)
+            if (s.collective >= 0 && e.collectives[std::size_t(s.collective)].purpose.rfind("prefill:", 0) != 0) {
+                QVERIFY(s.startS >= decodeEnd - steps * x.decodeCommunicationS * (1 + 1e-12));
+                decodeCommEnd = std::max(decodeCommEnd, s.startS + s.durationS);
+            }
+        if (decodeCollectives)
+            QVERIFY_NEAR(decodeCommEnd, decodeEnd, 1e-9);
         std::set<int> collectiveLanes;
         for (const auto &s : t.segments)
             if (s.collective >= 0)
