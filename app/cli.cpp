@@ -168,8 +168,14 @@ void printHardware(const json &r, std::ostream &out)
         return;
     }
     out << r["name"].get<std::string>() << " (" << r["id"].get<std::string>() << ")\n";
-    for (auto it = r["peak_flops"].begin(); it != r["peak_flops"].end(); ++it)
-        out << tableRow("peak " + it.key(), m::formatFlopsPerSecond(it->get<double>()));
+    for (auto it = r["peak_flops"].begin(); it != r["peak_flops"].end(); ++it) {
+        // Integer dtypes do operations, not floating-point ones: 918 TOP/s int8.
+        std::string rate = m::formatFlopsPerSecond(it->get<double>());
+        if (it.key().rfind("int", 0) == 0)
+            if (const auto at = rate.find("FLOP/s"); at != std::string::npos)
+                rate.replace(at, 6, "OP/s");
+        out << tableRow("peak " + it.key(), rate);
+    }
     out << tableRow("HBM", m::formatBytes(r["hbm_bytes"].get<double>(), true) + " at "
                                + m::formatBytesPerSecond(r["hbm_bandwidth"].get<double>()));
     if (r.contains("ici")) {
