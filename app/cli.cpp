@@ -365,6 +365,14 @@ void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
         out << tableRow("MFU", m::formatNumber(100.0 * r["mfu"].get<double>()) + "%");
         out << tableRow("tokens/s", m::formatNumber(r["tokens_per_s"].get<double>()));
     }
+    if (r.contains("inference")) {
+        const auto &inf = r["inference"];
+        out << tableRow("prefill", m::formatSeconds(inf["prefill_s"].get<double>()) + " (the whole batch)");
+        out << tableRow("first token", m::formatSeconds(inf["time_to_first_token_s"].get<double>()));
+        out << tableRow("decode step", m::formatSeconds(inf["decode_step_s"].get<double>()) + " per token (mean)");
+        out << tableRow("tokens/s", m::formatNumber(inf["tokens_per_s"].get<double>()) + " ("
+                                        + m::formatNumber(inf["tokens_per_s_per_chip"].get<double>()) + " per chip)");
+    }
     out << tableRow("bound", r["bound"].get<std::string>());
     for (const auto &c : r["collectives"])
         out << tableRow(c["op"].get<std::string>(), c["purpose"].get<std::string>() + ": "

@@ -287,6 +287,23 @@ private slots:
         QVERIFY(human.out.find("MFU") != std::string::npos);
     }
 
+    // A serving plan's summary says what serving is judged by: first token, decode step and
+    // throughput, the same numbers as its JSON (printed to three significant figures).
+    void evaluateServingPrintsLatency()
+    {
+        const std::string file = MESHPLAN_TEST_DATA "/plans/llama-3-70b-int8-v5e-serving.meshplan";
+        const auto asJson = cli({"evaluate", file, "--json"});
+        QCOMPARE(asJson.code, 0);
+        const json inf = json::parse(asJson.out).at("inference");
+        const auto human = cli({"evaluate", file});
+        QCOMPARE(human.code, 0);
+        for (const char *row : {"prefill", "first token", "decode step", "tokens/s"})
+            QVERIFY2(human.out.find(std::string("  ") + row) != std::string::npos, row);
+        const double ms = inf.at("decode_step_s").get<double>() * 1e3;
+        const std::string shown = QString::number(ms, 'f', 1).toStdString() + " ms per token";
+        QVERIFY2(human.out.find(shown) != std::string::npos, (shown + "\n" + human.out).c_str());
+    }
+
     void evaluateRepeatAddsTiming()
     {
         QTemporaryDir dir;
