@@ -104,6 +104,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     connect(m_inspector, &views::PlanInspector::hardwareEdited, this, &MainWindow::dropHardware);
     connect(m_inspector, &views::PlanInspector::chipEdited, this, &MainWindow::editChip);
     connect(m_inspector, &views::PlanInspector::kindEdited, this, &MainWindow::editKind);
+    connect(m_inspector, &views::PlanInspector::servingEdited, this, &MainWindow::editServing);
     connect(m_models, &views::CardList::cardActivated, this, &MainWindow::dropModel);
     connect(m_hardware, &views::CardList::cardActivated, this, &MainWindow::dropHardware);
 
@@ -453,6 +454,11 @@ bool MainWindow::editChip(const std::string &chipId)
 bool MainWindow::editKind(const std::string &kind)
 {
     return applyEdit(tr("Switch to %1").arg(qs(kind)), m_edits.withWorkloadKind(m_document->json(), kind));
+}
+
+bool MainWindow::editServing(const std::string &mode)
+{
+    return applyEdit(tr("Serve %1").arg(qs(mode)), m_edits.withServing(m_document->json(), mode));
 }
 
 bool MainWindow::openFile(const QString &path)

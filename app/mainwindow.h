@@ -90,6 +90,7 @@ public:
     bool editDegree(model::Role role, int degree, int mergeKey = -1);
     bool editChip(const std::string &chipId);
     bool editKind(const std::string &kind);
+    bool editServing(const std::string &mode);
 
 protected:
     void closeEvent(QCloseEvent *event) override;

@@ -747,6 +747,36 @@ Expected<json> PlanEdits::withField(const json &plan, const std::string &pointer
     return out;
 }
 
+Expected<json> PlanEdits::withServing(const json &plan, const std::string &mode) const
+{
+    if (mode != "interleaved" && mode != "disaggregated")
+        return Error{"workload.serving", "must be \"interleaved\" or \"disaggregated\", got \"" + mode + "\""};
+    auto loaded = planFromJson(plan, m_chips, m_models);
+    if (!loaded)
+        return loaded.error();
+    const Plan &current = loaded.value();
+    if (current.kind != WorkloadKind::Inference)
+        return Error{"workload.serving", "only an inference plan has a serving mode"};
+    json out = plan;
+    out["workload"]["serving"] = mode;
+    if (mode == "disaggregated") {
+        const std::int64_t chips = current.topology.chipCount();
+        const int replicas = current.parallelism.degree(Role::Data);
+        const std::int64_t perReplica = chips / replicas;
+        const std::int64_t prefill = current.inference.prefillChips;
+        const bool usable = prefill > 0 && prefill % perReplica == 0 && prefill < chips;
+        if (!usable) {
+            if (replicas < 2)
+                return Error{"parallelism.data", "disaggregated serving needs at least two replicas (data 2 or more): "
+                                                 "one for prefill, one for decode; this plan has one"};
+            out["workload"]["prefill_chips"] = perReplica * (replicas / 2);
+        }
+    }
+    if (auto error = check(out))
+        return *error;
+    return out;
+}
+
 Expected<json> PlanEdits::withWorkloadKind(const json &plan, const std::string &kind) const
 {
     if (kind != "training" && kind != "inference")

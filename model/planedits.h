@@ -73,6 +73,12 @@ public:
     Expected<nlohmann::json> withField(const nlohmann::json &plan, const std::string &pointer,
                                        const nlohmann::json &value) const;
 
+    /// Sets an inference plan's serving mode ("interleaved" or "disaggregated"). Disaggregated
+    /// serving needs prefill chips: when the plan names none (or a count that no longer fits),
+    /// half the replicas (rounded down, at least one) do prefill and the rest decode. A plan with
+    /// a single replica is refused, naming parallelism.data. Errors name "workload.serving".
+    Expected<nlohmann::json> withServing(const nlohmann::json &plan, const std::string &mode) const;
+
     /// Switches the workload between training and inference, keeping the other kind's fields
     /// the user set before (they stay in the file) and filling defaults for missing ones.
     Expected<nlohmann::json> withWorkloadKind(const nlohmann::json &plan, const std::string &kind) const;

@@ -219,8 +219,17 @@ PlanInspector::PlanInspector(QWidget *parent)
     inf->addRow(tr("Weight dtype"), choiceEditor(tr("Weight dtype"), "/workload/weight_dtype", kDtypes));
     inf->addRow(tr("KV cache dtype"), choiceEditor(tr("KV cache dtype"), "/workload/kv_dtype", kDtypes));
     inf->addRow(tr("Compute dtype"), choiceEditor(tr("Compute dtype"), "/workload/compute_dtype", kDtypes));
-    inf->addRow(tr("Serving"), choiceEditor(tr("Serving"), "/workload/serving",
-                                            {QStringLiteral("interleaved"), QStringLiteral("disaggregated")}));
+    auto *serving = new QComboBox(m_inference);
+    serving->addItems({QStringLiteral("interleaved"), QStringLiteral("disaggregated")});
+    addField(inf, tr("Serving"), "/workload/serving", serving,
+             tr("Interleaved: every replica prefills and decodes. Disaggregated: some replicas only prefill "
+                "and send the KV cache to the others."),
+             [serving](const json &v) {
+                 if (v.is_string())
+                     serving->setCurrentText(qs(v.get<std::string>()));
+             });
+    connect(serving, &QComboBox::activated, this,
+            [this, serving] { emit servingEdited(serving->currentText().toStdString()); });
     inf->addRow(tr("Prefill chips"), intEditor(tr("Prefill chips"), "/workload/prefill_chips", 0, 10'000'000));
     auto *target = new QDoubleSpinBox(m_inference);
     target->setRange(0, 10);

@@ -52,6 +52,8 @@ signals:
     /// Swap the chip for catalog chip `chipId`, keeping the cluster's size where it can.
     void chipEdited(const std::string &chipId);
     void kindEdited(const std::string &kind);
+    /// Serve "interleaved" or "disaggregated" (the document fills in prefill chips if needed).
+    void servingEdited(const std::string &mode);
 
 protected:
     /// Keeps Undo and Redo for the document: a focused field would take them for its own text.

@@ -704,6 +704,39 @@ private slots:
             QCOMPARE(b.parallelism.degree(Role::Tensor), a.parallelism.degree(Role::Tensor));
     }
 
+    // 64 chips in 16 replicas of tensor 4: switching to disaggregated gives 8 replicas (32
+    // chips) to prefill and 8 to decode; a count the user set is kept; one replica cannot split.
+    void serving()
+    {
+        json plan = planNamed(u"v5p-serve"_s);
+        const auto split = PlanEdits().withServing(plan, "disaggregated");
+        QVERIFY2(split, split ? "" : qPrintable(errorText(split.error())));
+        JSON_COMPARE(split->at("workload").at("serving"), json("disaggregated"));
+        JSON_COMPARE(split->at("workload").at("prefill_chips"), json(32));
+        QVERIFY(!PlanEdits().check(*split));
+
+        plan["workload"]["prefill_chips"] = 8;
+        const auto kept = PlanEdits().withServing(plan, "disaggregated");
+        QVERIFY(kept);
+        JSON_COMPARE(kept->at("workload").at("prefill_chips"), json(8));
+
+        const auto back = PlanEdits().withServing(*split, "interleaved");
+        QVERIFY(back);
+        JSON_COMPARE(back->at("workload").at("serving"), json("interleaved"));
+
+        json single = planNamed(u"v5p-serve"_s);
+        single["parallelism"]["data"] = 1;
+        single["parallelism"]["tensor"] = 64;
+        const auto refused = PlanEdits().withServing(single, "disaggregated");
+        if (refused)
+            QFAIL(refused->dump().c_str());
+        QVERIFY(refused.error().path == "parallelism.data" || refused.error().path == "parallelism.tensor");
+
+        QCOMPARE(QString::fromStdString(PlanEdits().withServing(plan, "pipelined").error().path), u"workload.serving"_s);
+        QCOMPARE(QString::fromStdString(PlanEdits().withServing(planNamed(u"v5p"_s), "disaggregated").error().path),
+                 u"workload.serving"_s);
+    }
+
     void model_data()
     {
         QTest::addColumn<QString>("plan");
