@@ -5,6 +5,7 @@
 #include "units.h"
 
 #include <QDragEnterEvent>
+#include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QGraphicsPathItem>
 #include <QGraphicsScene>
@@ -27,8 +28,14 @@ constexpr double kUnitPitch = 14; // chip cell plus gap at scale 1, scene units
 constexpr double kUnitCell = 12;
 constexpr double kBlockGap = 12;
 constexpr int kMaxItems = 2048; // drawn blocks; more nodes or layers are aggregated
-constexpr double kBarWidth = 250;
-constexpr double kBarHeight = 46;
+// The header is laid out in viewport pixels, so it reads the same at any zoom.
+constexpr int kMargin = 8;
+constexpr int kBarMinWidth = 150;
+constexpr int kBarMaxWidth = 260;
+constexpr int kBarHeight = 42;
+constexpr int kTitlePx = 15;
+constexpr int kCaptionPx = 11;
+constexpr double kMinCaptionPx = 8; // a caption with less room than this is hidden, not shrunk
 constexpr double kSplitZone = 0.2; // fraction of an axis bar at each end that splits the axis
 
 QString qs(const std::string &s)
@@ -187,10 +194,23 @@ private:
 class AxisBarItem : public QGraphicsItem
 {
 public:
-    AxisBarItem(const MeshCanvas *canvas, int axis, QRectF rect) : m_canvas(canvas), m_axis(axis), m_rect(rect) {}
+    AxisBarItem(const MeshCanvas *canvas, int axis) : m_canvas(canvas), m_axis(axis)
+    {
+        // Drawn in viewport pixels: the canvas places it at the top of the view after every zoom.
+        setFlag(ItemIgnoresTransformations);
+    }
 
     QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
-    QRectF rect() const { return m_rect; }
+    /// Where the bar sits in the viewport, in pixels.
+    QRect viewRect() const { return m_view; }
+    void setViewRect(const QRect &r)
+    {
+        if (r.size() != m_view.size()) {
+            prepareGeometryChange();
+            m_rect = QRectF(QPointF(0, 0), QSizeF(r.size()));
+        }
+        m_view = r;
+    }
     int axis() const { return m_axis; }
     QString label() const { return m_label; }
 
@@ -230,21 +250,21 @@ public:
             }
         }
         painter->setPen(p.text);
-        const double k = m_rect.height() / kBarHeight;
         QFont font = painter->font();
-        font.setPixelSize(static_cast<int>(13 * k));
+        font.setPixelSize(12);
         font.setBold(true);
         painter->setFont(font);
-        painter->drawText(m_rect.adjusted(8 * k, 3 * k, -8 * k, -m_rect.height() / 2), Qt::AlignLeft | Qt::AlignVCenter,
-                          m_title);
+        const QRectF titleRect = m_rect.adjusted(7, 2, -7, -m_rect.height() / 2);
+        painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
+                          QFontMetricsF(font).elidedText(m_title, Qt::ElideRight, titleRect.width()));
 
         // Segments: each role's share on a log scale, the unassigned rest grey.
-        const QRectF strip = m_rect.adjusted(8 * k, m_rect.height() / 2 + 1, -8 * k, -5 * k);
+        const QRectF strip = m_rect.adjusted(7, m_rect.height() / 2 + 1, -7, -4);
         const double total = std::log2(std::max(2, m_size));
         double x = strip.left();
         int used = 1;
         font.setBold(false);
-        font.setPixelSize(static_cast<int>(11 * k));
+        font.setPixelSize(kCaptionPx);
         painter->setFont(font);
         for (const auto &s : m_shares) {
             const double w = strip.width() * std::log2(std::max(2, s.size)) / total;
@@ -271,6 +291,7 @@ private:
     const MeshCanvas *m_canvas;
     int m_axis;
     QRectF m_rect;
+    QRect m_view;
     QString m_title;
     QString m_label;
     std::vector<model::MeshGroups::AxisShare> m_shares;
@@ -288,6 +309,8 @@ MeshCanvas::MeshCanvas(QWidget *parent)
     setDragMode(QGraphicsView::ScrollHandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
+    // The mesh sits right below the header; spare height goes below it.
+    setAlignment(Qt::AlignHCenter | Qt::AlignTop);
     setToolTip(tr("Drop a model or a cluster here; drop a role on an axis bar (its ends split the axis).\n"
                   "Wheel zooms, drag pans, hover a chip to see its groups."));
     changeEvent(nullptr);
@@ -353,8 +376,13 @@ void MeshCanvas::rebuildScene()
     auto &p = *m_paint;
     QGraphicsScene *s = scene();
     s->clear();
+    m_headerBack = nullptr;
+    m_title = nullptr;
+    m_legend = nullptr;
     m_blocks.clear();
     m_axisBars.clear();
+    m_captions.clear();
+    m_legendLines.clear();
 
     const model::Topology &topo = p.plan.topology;
     const auto &axes = topo.axes();
@@ -380,21 +408,14 @@ void MeshCanvas::rebuildScene()
     p.chipsPerBlock = topo.chipCount() / std::max<std::int64_t>(1, blocks);
     m_aggregate = std::max<std::int64_t>(1, (blocks + kMaxItems - 1) / kMaxItems);
 
-    // Small meshes get bigger chips, so the mesh is not dwarfed by its axis bars.
-    {
-        const double headerWidth = static_cast<double>(axes.size()) * (kBarWidth + 10);
-        const double unitWidth = static_cast<double>(p.cols) * kUnitPitch
-                                 * std::ceil(std::sqrt(static_cast<double>(std::max<std::int64_t>(1, blocks))));
-        const double grow = std::clamp(0.8 * headerWidth / std::max(1.0, unitWidth), 1.0, 4.0);
-        p.pitch = kUnitPitch * grow;
-        p.cell = kUnitCell * grow;
-    }
+    // Scene units only set proportions: the mesh is fitted to the view, the header is in pixels.
+    p.pitch = kUnitPitch;
+    p.cell = kUnitCell;
     const double blockW = p.cols * p.pitch - (p.pitch - p.cell);
     const double blockH = p.rows * p.pitch - (p.pitch - p.cell);
     const double labelH = tpu ? 0 : 14;
     const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
     const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
-    // Lay each group (a slice, or all nodes) out in rows so the mesh is about 16:10.
     const double cellW = blockW + kBlockGap;
     const double cellH = blockH + kBlockGap + labelH;
     // Each group (a slice, or all nodes) is a grid of blocks; the groups form a grid too, both
@@ -406,44 +427,45 @@ void MeshCanvas::rebuildScene()
     const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * kBlockGap;
     auto groupsPerRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW)));
     groupsPerRow = std::clamp<std::int64_t>(groupsPerRow, 1, std::max<std::int64_t>(1, groups));
-
-    const QColor text = p.text;
-    // Header and labels grow with the mesh so they stay readable when the whole mesh is fitted.
+    // Caption rows (direction marks, slice names, the fabric band) take a share of the mesh's
+    // width, so they keep room for text when a large mesh is fitted to the view.
     const double meshWidth = static_cast<double>(groupsPerRow) * groupW;
-    const double k = std::max(1.0, meshWidth / 1000.0);
-    QFont small = font();
-    small.setPixelSize(static_cast<int>(11 * k));
+    const double capH = std::max(1.6 * p.pitch, meshWidth / 45);
 
-    // Title and axis bars across the top.
-    auto *title = s->addSimpleText(qs(p.plan.model.name) + QStringLiteral(" on ") + qs(topo.chip().name)
-                                   + QStringLiteral(" · ") + qs(topo.describe()) + QStringLiteral(" · ")
-                                   + tr("%n chips", nullptr, static_cast<int>(std::min<std::int64_t>(topo.chipCount(), INT32_MAX))));
+    // The header: title and one bar per axis, placed in pixels by layoutHeader().
+    m_titleText = qs(p.plan.model.name) + QStringLiteral(" on ") + qs(topo.chip().name) + QStringLiteral(" · ")
+                  + qs(topo.describe()) + QStringLiteral(" · ")
+                  + tr("%n chips", nullptr, static_cast<int>(std::min<std::int64_t>(topo.chipCount(), INT32_MAX)));
+    m_headerBack = s->addRect(QRectF(), QPen(Qt::NoPen), p.background);
+    m_headerBack->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    m_headerBack->setZValue(10);
+    m_title = s->addSimpleText(m_titleText);
     QFont titleFont = font();
-    titleFont.setPixelSize(static_cast<int>(16 * k));
+    titleFont.setPixelSize(kTitlePx);
     titleFont.setBold(true);
-    title->setFont(titleFont);
-    title->setBrush(text);
-    title->setPos(0, -(kBarHeight + 40) * k);
+    m_title->setFont(titleFont);
+    m_title->setBrush(p.text);
+    m_title->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    m_title->setZValue(11);
+    m_title->setToolTip(m_titleText);
     for (std::size_t i = 0; i < axes.size(); ++i) {
-        auto *bar = new AxisBarItem(this, static_cast<int>(i),
-                                    QRectF(static_cast<double>(i) * (kBarWidth + 10) * k, -(kBarHeight + 10) * k,
-                                           kBarWidth * k, kBarHeight * k));
+        auto *bar = new AxisBarItem(this, static_cast<int>(i));
+        bar->setZValue(11);
         s->addItem(bar);
         m_axisBars.push_back(bar);
     }
 
-    const double top = (tpu ? 30 : 44) * k;
-    const double groupLabelH = groups > 1 ? 30 * k : 0;
-    double y = top;
+    // Above each group: its slice name (several slices), then a row for "x →" (TPU).
+    const double groupLabelH = groups > 1 ? capH : 0;
+    const double head = groupLabelH + (tpu ? capH : 0);
+    const double left = tpu ? 2.2 * capH : 0; // room for "y ↓"
+    double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
-        const double gx = static_cast<double>(g % groupsPerRow) * groupW;
-        const double gy = top + static_cast<double>(g / groupsPerRow) * (groupH + groupLabelH) + groupLabelH;
-        if (groups > 1) {
-            auto *label = s->addSimpleText(tr("slice %1 (over DCN)").arg(g));
-            label->setFont(small);
-            label->setBrush(text);
-            label->setPos(gx, gy - groupLabelH);
-        }
+        const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
+        const double gy = head + static_cast<double>(g / groupsPerRow) * (groupH + head);
+        if (groups > 1)
+            addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - kBlockGap, groupLabelH),
+                       Qt::AlignLeft | Qt::AlignVCenter);
         for (std::int64_t i = 0; i < items; ++i) {
             const double x = gx + static_cast<double>(i % perRow) * cellW;
             const double by = gy + static_cast<double>(i / perRow) * cellH + labelH;
@@ -457,32 +479,24 @@ void MeshCanvas::rebuildScene()
                 auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6),
                                          QPen(roleColor(Role::Tensor).lighter(130), 1, Qt::DashLine));
                 frame->setZValue(-1);
-                auto *label = s->addSimpleText(count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1)
-                                                         : tr("node %1").arg(first));
-                label->setFont(small);
-                label->setBrush(text);
-                label->setPos(x, by - labelH - 1);
+                addCaption(count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1) : tr("node %1").arg(first),
+                           QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom);
             }
         }
-        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + 20 * k);
+        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + kBlockGap);
     }
 
     // Direction marks and wraparound links on the first block.
     if (!m_blocks.empty()) {
         const QRectF first = m_blocks.front()->rect();
-        const auto mark = [&](const QString &t, QPointF at) {
-            auto *item = s->addSimpleText(t);
-            item->setFont(small);
-            item->setBrush(text);
-            item->setPos(at);
-            return item;
-        };
-        QPen wrapPen(text, 1.2, Qt::DashLine);
+        QPen wrapPen(p.text, 1.2, Qt::DashLine);
         if (tpu) {
-            mark(QStringLiteral("x →"), QPointF(first.left() + first.width() / 2, first.top() - 15 * k));
-            mark(QStringLiteral("y ↓"), QPointF(first.left() - 26 * k, first.top()));
+            addCaption(QStringLiteral("x →"), QRectF(first.left(), first.top() - capH, first.width(), capH),
+                       Qt::AlignHCenter | Qt::AlignVCenter);
+            addCaption(QStringLiteral("y ↓"), QRectF(first.left() - 2.2 * capH, first.top(), 2 * capH, capH),
+                       Qt::AlignRight | Qt::AlignVCenter);
             if (size("z") > 1)
-                mark(tr("z → one layer per z"), QPointF(first.right() + 4, first.top() - 15 * k));
+                m_legendLines << tr("x → and y ↓ within a layer; z → one layer per z");
             for (const auto &axis : axes) {
                 if (!axis.wraps)
                     continue;
@@ -502,23 +516,122 @@ void MeshCanvas::rebuildScene()
                 arc->setToolTip(tr("Wraparound link on axis %1: a ring, not a line").arg(qs(axis.name)));
             }
         } else {
-            const QRectF all = s->itemsBoundingRect();
-            const double bandY = y - 20 * k;
-            auto *band = s->addRect(QRectF(0, bandY, std::max(all.right(), 300.0), 20 * k), QPen(Qt::NoPen),
-                                    roleColor(Role::Data).lighter(170));
+            const double right = std::max(left + meshWidth, first.right() + 3);
+            auto *band = s->addRect(QRectF(0, y, right, capH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));
             band->setZValue(-2);
             QString fabric = tr("scale-out network (fat tree)");
             if (topo.chip().scaleOut)
                 fabric += QStringLiteral(" · ")
                           + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth)) + tr(" per node");
-            auto *label = mark(fabric, QPointF(6, bandY + 3 * k));
+            auto *label = addCaption(fabric, QRectF(0.2 * capH, y, right - 0.4 * capH, capH), Qt::AlignLeft | Qt::AlignVCenter);
             label->setBrush(QColor(0x20, 0x20, 0x20));
-            mark(tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu")), QPointF(first.left(), first.top() - labelH - 18 * k));
+            m_legendLines << tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu"));
         }
     }
-    s->setSceneRect(s->itemsBoundingRect().adjusted(-30, -10, 30, 10));
-    m_userZoomed = false;
+    // The mesh's extent: everything drawn in scene units, plus the room kept for captions.
+    m_meshRect = QRectF();
+    for (const QGraphicsItem *item : s->items())
+        if (!(item->flags() & QGraphicsItem::ItemIgnoresTransformations))
+            m_meshRect |= item->sceneBoundingRect();
+    for (const auto &c : m_captions)
+        m_meshRect |= c.slot;
+    if (!m_legendLines.isEmpty()) {
+        m_legend = s->addSimpleText(QString());
+        QFont legendFont = font();
+        legendFont.setPixelSize(kCaptionPx);
+        m_legend->setFont(legendFont);
+        m_legend->setBrush(p.text);
+        m_legend->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+        m_legend->setZValue(11);
+        m_legend->setToolTip(m_legendLines.join(QLatin1Char('\n')));
+    } else {
+        m_legend = nullptr;
+    }
     fitMesh();
+}
+
+QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRectF &slot, Qt::Alignment align)
+{
+    auto *item = scene()->addSimpleText(text);
+    QFont f = font();
+    f.setPixelSize(kCaptionPx);
+    item->setFont(f);
+    item->setBrush(m_paint->text);
+    item->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    item->setToolTip(text);
+    m_captions.push_back({item, slot, align});
+    return item;
+}
+
+void MeshCanvas::layoutHeader()
+{
+    if (!m_title)
+        return;
+    const int width = viewport()->width();
+    const int inner = std::max(1, width - 2 * kMargin);
+    const auto at = [this](int x, int y) { return mapToScene(QPoint(x, y)); };
+    int y = kMargin / 2;
+    m_title->setText(QFontMetricsF(m_title->font()).elidedText(m_titleText, Qt::ElideRight, inner));
+    m_title->setPos(at(kMargin, y));
+    y += static_cast<int>(std::ceil(m_title->boundingRect().height())) + 2;
+    // As many bars in a row as fit at a readable width; the rest wrap to further rows.
+    const int n = static_cast<int>(m_axisBars.size());
+    if (n > 0) {
+        const int perRow = std::clamp((inner + kMargin) / (kBarMinWidth + kMargin), 1, n);
+        const int rows = (n + perRow - 1) / perRow;
+        const int barW = std::min(kBarMaxWidth, (inner - (perRow - 1) * kMargin) / perRow);
+        for (int i = 0; i < n; ++i) {
+            const QRect r(kMargin + (i % perRow) * (barW + kMargin), y + (i / perRow) * (kBarHeight + 4), barW, kBarHeight);
+            m_axisBars[static_cast<std::size_t>(i)]->setViewRect(r);
+            m_axisBars[static_cast<std::size_t>(i)]->setPos(at(r.left(), r.top()));
+        }
+        y += rows * (kBarHeight + 4);
+    }
+    if (m_legend) {
+        QStringList lines;
+        const QFontMetricsF fm(m_legend->font());
+        for (const QString &line : m_legendLines)
+            lines << fm.elidedText(line, Qt::ElideRight, inner);
+        m_legend->setText(lines.join(QLatin1Char('\n')));
+        m_legend->setPos(at(kMargin, y));
+        y += static_cast<int>(std::ceil(m_legend->boundingRect().height()));
+    }
+    m_headerHeight = y + kMargin / 2;
+    m_headerBack->setRect(QRectF(0, 0, width, m_headerHeight));
+    m_headerBack->setPos(at(0, 0));
+}
+
+void MeshCanvas::fitCaptions()
+{
+    const double s = transform().m11();
+    for (const auto &c : m_captions) {
+        const QRectF br = c.item->boundingRect();
+        const double f = std::min({1.0, c.slot.width() * s / br.width(), c.slot.height() * s / br.height()});
+        c.item->setVisible(f * kCaptionPx >= kMinCaptionPx);
+        c.item->setScale(f);
+        const double w = br.width() * f / s;
+        const double h = br.height() * f / s;
+        const double x = c.align & Qt::AlignRight     ? c.slot.right() - w
+                         : c.align & Qt::AlignHCenter ? c.slot.center().x() - w / 2
+                                                      : c.slot.left();
+        const double y = c.align & Qt::AlignBottom    ? c.slot.bottom() - h
+                         : c.align & Qt::AlignVCenter ? c.slot.center().y() - h / 2
+                                                      : c.slot.top();
+        c.item->setPos(x, y);
+    }
+}
+
+void MeshCanvas::viewChanged()
+{
+    if (m_meshRect.isEmpty())
+        return;
+    layoutHeader();
+    // The scene rectangle reaches above the mesh by the header's height at this zoom, so the
+    // top of the mesh can always be scrolled clear of the header.
+    const double s = transform().m11();
+    setSceneRect(m_meshRect.adjusted(-kMargin / s, -(m_headerHeight + kMargin) / s, kMargin / s, kMargin / s));
+    layoutHeader();
+    fitCaptions();
 }
 
 void MeshCanvas::updateAxisBars()
@@ -540,18 +653,25 @@ void MeshCanvas::updateAxisBars()
 
 void MeshCanvas::fitMesh()
 {
-    if (scene())
-        fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    m_userZoomed = false;
+    if (m_meshRect.isEmpty())
+        return;
+    layoutHeader(); // its height depends on the width only
+    const QRectF area = QRectF(viewport()->rect()).adjusted(kMargin, m_headerHeight + kMargin, -kMargin, -kMargin);
+    if (area.width() < 1 || area.height() < 1)
+        return;
+    const double s = std::min(area.width() / m_meshRect.width(), area.height() / m_meshRect.height());
+    setTransform(QTransform::fromScale(s, s));
+    viewChanged();
 }
 
 MeshCanvas::DropTarget MeshCanvas::dropTargetAt(const QPoint &viewportPos) const
 {
-    const QPointF pos = mapToScene(viewportPos);
     for (const auto *bar : m_axisBars) {
-        const QRectF r = bar->rect();
-        if (!r.contains(pos))
+        const QRect r = bar->viewRect();
+        if (!r.contains(viewportPos))
             continue;
-        const double f = (pos.x() - r.left()) / r.width();
+        const double f = (viewportPos.x() - r.left() + 0.5) / r.width();
         return {bar->axis(), f < kSplitZone || f > 1 - kSplitZone};
     }
     return {};
@@ -559,6 +679,8 @@ MeshCanvas::DropTarget MeshCanvas::dropTargetAt(const QPoint &viewportPos) const
 
 std::int64_t MeshCanvas::chipAt(const QPoint &viewportPos) const
 {
+    if (viewportPos.y() < m_headerHeight)
+        return -1; // chips scrolled under the header are hidden
     const QPointF pos = mapToScene(viewportPos);
     for (QGraphicsItem *item : scene()->items(pos)) {
         if (const auto *block = dynamic_cast<ChipBlockItem *>(item))
@@ -582,7 +704,7 @@ QRectF MeshCanvas::axisBarRect(int axis) const
 {
     for (const auto *bar : m_axisBars)
         if (bar->axis() == axis)
-            return bar->rect();
+            return mapToScene(bar->viewRect()).boundingRect();
     return {};
 }
 
@@ -767,6 +889,7 @@ void MeshCanvas::wheelEvent(QWheelEvent *event)
     const double factor = std::pow(1.0015, event->angleDelta().y());
     scale(factor, factor);
     m_userZoomed = true;
+    viewChanged();
     event->accept();
 }
 
@@ -775,6 +898,14 @@ void MeshCanvas::resizeEvent(QResizeEvent *event)
     QGraphicsView::resizeEvent(event);
     if (!m_userZoomed)
         fitMesh();
+    else
+        viewChanged();
+}
+
+void MeshCanvas::scrollContentsBy(int dx, int dy)
+{
+    QGraphicsView::scrollContentsBy(dx, dy);
+    layoutHeader(); // the header stays put while the mesh pans under it
 }
 
 } // namespace meshplan::views

@@ -17,6 +17,8 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
 #include <QMimeData>
 #include <QProcess>
 #include <QSpinBox>
@@ -71,6 +73,20 @@ QPoint axisPoint(meshplan::views::MeshCanvas *canvas, int axis, double fraction)
 QPoint meshPoint(meshplan::views::MeshCanvas *canvas)
 {
     return canvas->mapFromScene(canvas->chipRect(0).center());
+}
+
+/// The canvas's visible text items with their height on screen in pixels.
+QList<QPair<QString, double>> canvasTexts(meshplan::views::MeshCanvas *canvas)
+{
+    QList<QPair<QString, double>> out;
+    const QTransform view = canvas->viewportTransform();
+    for (QGraphicsItem *item : canvas->scene()->items()) {
+        const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item);
+        if (!text || !text->isVisible())
+            continue;
+        out.append({text->text(), text->deviceTransform(view).mapRect(text->boundingRect()).height()});
+    }
+    return out;
 }
 
 int distinctColours(const QImage &image)
@@ -281,6 +297,45 @@ private slots:
         QVERIFY(canvas()->blockCount() <= 2048);
         QCOMPARE(canvas()->blocksPerItem(), 49); // ceil(100000 / 2048)
         QVERIFY(!window().grab().isNull());
+    }
+
+    void canvasTextReadsAtAnyFit_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<QString>("plan");
+        QTest::newRow("default 1024x700") << QSize(1024, 700) << QString();
+        QTest::newRow("default 1600x1000") << QSize(1600, 1000) << QString();
+        QTest::newRow("405B H100 1600x1000") << QSize(1600, 1000) << QStringLiteral("llama-3-405b-h100-16k.meshplan");
+        QTest::newRow("multislice 1024x700") << QSize(1024, 700) << QStringLiteral("llama-3-8b-v5e-multislice.meshplan");
+    }
+
+    // Review 5: labels were scene items that shrank with the fitted mesh (5 px at 1024x700).
+    void canvasTextReadsAtAnyFit()
+    {
+        QFETCH(QSize, size);
+        QFETCH(QString, plan);
+        if (!plan.isEmpty())
+            QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/") + plan));
+        window().resize(size);
+        QApplication::processEvents();
+        canvas()->fitMesh();
+        const auto texts = canvasTexts(canvas());
+        bool title = false;
+        for (const auto &[text, height] : texts) {
+            QVERIFY2(height >= 9.5, qPrintable(QStringLiteral("%1: %2 px").arg(text).arg(height)));
+            title = title || text.startsWith(QString::fromStdString(doc().plan().model.name));
+        }
+        QVERIFY(title);
+        // The axis bars keep their pixel size, stay below the title and still take drops.
+        for (int axis = 0; axis < canvas()->axisLabels().size(); ++axis) {
+            const QRect bar = canvas()->mapFromScene(canvas()->axisBarRect(axis)).boundingRect();
+            QVERIFY2(bar.height() >= 40 && bar.width() >= 140, qPrintable(QString::number(bar.width())));
+            QCOMPARE(canvas()->dropTargetAt(axisPoint(canvas(), axis, 0.5)).axis, axis);
+            QVERIFY(bar.bottom() < canvas()->headerHeight());
+        }
+        // The first chip is drawn below the header, not under it.
+        if (!canvas()->chipRect(0).isEmpty())
+            QVERIFY(meshPoint(canvas()).y() > canvas()->headerHeight());
     }
 
     void refusesABadFileAndKeepsTheDocument()
