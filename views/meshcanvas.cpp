@@ -413,18 +413,30 @@ void MeshCanvas::rebuildScene()
     p.cell = kUnitCell;
     const double blockW = p.cols * p.pitch - (p.pitch - p.cell);
     const double blockH = p.rows * p.pitch - (p.pitch - p.cell);
-    const double labelH = tpu ? 0 : 14;
+    // TPU layers are set apart by a gap that grows with the layer (a chip's width between
+    // 16x16 layers would read as one block) and carry a "z=k" row above them.
+    const double gap = tpu ? std::max(1.5 * p.pitch, 0.12 * std::max(blockW, blockH)) : kBlockGap;
+    const double labelH = tpu ? std::max(1.6 * p.pitch, 0.18 * blockH) : 14;
     const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
     const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
-    const double cellW = blockW + kBlockGap;
-    const double cellH = blockH + kBlockGap + labelH;
+    const double cellW = blockW + gap;
+    const double cellH = blockH + gap + labelH;
     // Each group (a slice, or all nodes) is a grid of blocks; the groups form a grid too, both
-    // chosen so the whole mesh comes out about 16:10.
-    auto perRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW)));
-    perRow = std::clamp<std::int64_t>(perRow, 1, items);
+    // chosen so the whole mesh comes out about 16:10. A row length that divides the blocks
+    // evenly is preferred when one is near, so no layer is left alone in a last row.
+    const double ideal = std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW);
+    auto perRow = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(ideal)), 1, items);
+    double best = 1.6;
+    for (std::int64_t d = 1; d <= items && d <= 4 * perRow; ++d) {
+        const double off = std::max(static_cast<double>(d) / ideal, ideal / static_cast<double>(d));
+        if (items % d == 0 && off < best) {
+            best = off;
+            perRow = d;
+        }
+    }
     const std::int64_t rowsUsed = (items + perRow - 1) / perRow;
-    const double groupW = static_cast<double>(perRow) * cellW + 3 * kBlockGap;
-    const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * kBlockGap;
+    const double groupW = static_cast<double>(perRow) * cellW + 3 * gap;
+    const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * gap;
     auto groupsPerRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW)));
     groupsPerRow = std::clamp<std::int64_t>(groupsPerRow, 1, std::max<std::int64_t>(1, groups));
     // Caption rows (direction marks, slice names, the fabric band) take a share of the mesh's
@@ -457,14 +469,14 @@ void MeshCanvas::rebuildScene()
 
     // Above each group: its slice name (several slices), then a row for "x →" (TPU).
     const double groupLabelH = groups > 1 ? capH : 0;
-    const double head = groupLabelH + (tpu ? capH : 0);
+    const double head = groupLabelH;
     const double left = tpu ? 2.2 * capH : 0; // room for "y ↓"
     double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
         const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
         const double gy = head + static_cast<double>(g / groupsPerRow) * (groupH + head);
         if (groups > 1)
-            addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - kBlockGap, groupLabelH),
+            addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
                        Qt::AlignLeft | Qt::AlignVCenter);
         for (std::int64_t i = 0; i < items; ++i) {
             const double x = gx + static_cast<double>(i % perRow) * cellW;
@@ -474,6 +486,11 @@ void MeshCanvas::rebuildScene()
             auto *block = new ChipBlockItem(this, first, count, QRectF(x, by, blockW, blockH));
             s->addItem(block);
             m_blocks.push_back(block);
+            if (tpu && blocksPerGroup > 1) {
+                const std::int64_t z = first - g * blocksPerGroup;
+                addCaption(count > 1 ? tr("z=%1–%2").arg(z).arg(z + count - 1) : tr("z=%1").arg(z),
+                           QRectF(x, by - labelH, blockW / 2, labelH), Qt::AlignLeft | Qt::AlignVCenter);
+            }
             if (!tpu && items <= 256) {
                 // An NVLink domain: framed, with its node number when there are few enough to read.
                 auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6),
@@ -483,7 +500,7 @@ void MeshCanvas::rebuildScene()
                            QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom);
             }
         }
-        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + kBlockGap);
+        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + gap);
     }
 
     // Direction marks and wraparound links on the first block.
@@ -491,8 +508,9 @@ void MeshCanvas::rebuildScene()
         const QRectF first = m_blocks.front()->rect();
         QPen wrapPen(p.text, 1.2, Qt::DashLine);
         if (tpu) {
-            addCaption(QStringLiteral("x →"), QRectF(first.left(), first.top() - capH, first.width(), capH),
-                       Qt::AlignHCenter | Qt::AlignVCenter);
+            // "x →" shares the first layer's label row with its "z=0".
+            addCaption(QStringLiteral("x →"), QRectF(first.center().x(), first.top() - labelH, first.width() / 2, labelH),
+                       Qt::AlignRight | Qt::AlignVCenter);
             addCaption(QStringLiteral("y ↓"), QRectF(first.left() - 2.2 * capH, first.top(), 2 * capH, capH),
                        Qt::AlignRight | Qt::AlignVCenter);
             if (size("z") > 1)

@@ -338,6 +338,29 @@ private slots:
             QVERIFY(meshPoint(canvas()).y() > canvas()->headerHeight());
     }
 
+    /// Review 5: a v4 4x4x4 read as a 12x4 block plus a 4x4 block.
+    void tellsTorusLayersApart()
+    {
+        QVERIFY(window().dropHardware({{"chip", "tpu-v4"}, {"topology", {4, 4, 4}}}));
+        QCOMPARE(canvas()->blockCount(), 4);
+        QStringList texts;
+        for (const auto &t : canvasTexts(canvas()))
+            texts << t.first;
+        for (int z = 0; z < 4; ++z)
+            QVERIFY2(texts.contains(QStringLiteral("z=%1").arg(z)), qPrintable(texts.join(QLatin1Char('|'))));
+        // Layers are set apart by much more than the gap between chips, and no layer sits alone.
+        const auto layer = [this](int z) { return canvas()->chipRect(16 * z) | canvas()->chipRect(16 * z + 15); };
+        const double chipGap = canvas()->chipRect(1).left() - canvas()->chipRect(0).right();
+        QSet<double> rowTops;
+        for (int z = 0; z < 4; ++z)
+            rowTops.insert(layer(z).top());
+        QVERIFY(rowTops.size() == 1 || rowTops.size() == 2);
+        for (int z = 1; z < 4; ++z) {
+            if (layer(z).top() == layer(z - 1).top())
+                QVERIFY(layer(z).left() - layer(z - 1).right() > 4 * chipGap);
+        }
+    }
+
     void refusesABadFileAndKeepsTheDocument()
     {
         QVERIFY(window().dropModel("llama-3-8b"));
