@@ -43,6 +43,22 @@ QString qs(const std::string &s)
     return QString::fromStdString(s);
 }
 
+/// How many of `count` blocks to put in a row, near `ideal`: a divisor of `count` within a
+/// factor 1.6 of it when there is one, so no block is left alone in a last row.
+std::int64_t rowLength(std::int64_t count, double ideal)
+{
+    auto best = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(ideal)), 1, std::max<std::int64_t>(1, count));
+    double bestOff = 1.6;
+    for (std::int64_t d = 1; d <= count && d <= 4 * best; ++d) {
+        const double off = std::max(static_cast<double>(d) / ideal, ideal / static_cast<double>(d));
+        if (count % d == 0 && off < bestOff) {
+            bestOff = off;
+            best = d;
+        }
+    }
+    return best;
+}
+
 std::size_t ri(Role role)
 {
     return static_cast<std::size_t>(role);
@@ -424,21 +440,12 @@ void MeshCanvas::rebuildScene()
     // Each group (a slice, or all nodes) is a grid of blocks; the groups form a grid too, both
     // chosen so the whole mesh comes out about 16:10. A row length that divides the blocks
     // evenly is preferred when one is near, so no layer is left alone in a last row.
-    const double ideal = std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW);
-    auto perRow = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(ideal)), 1, items);
-    double best = 1.6;
-    for (std::int64_t d = 1; d <= items && d <= 4 * perRow; ++d) {
-        const double off = std::max(static_cast<double>(d) / ideal, ideal / static_cast<double>(d));
-        if (items % d == 0 && off < best) {
-            best = off;
-            perRow = d;
-        }
-    }
+    const std::int64_t perRow = rowLength(items, std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW));
     const std::int64_t rowsUsed = (items + perRow - 1) / perRow;
     const double groupW = static_cast<double>(perRow) * cellW + 3 * gap;
     const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * gap;
-    auto groupsPerRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW)));
-    groupsPerRow = std::clamp<std::int64_t>(groupsPerRow, 1, std::max<std::int64_t>(1, groups));
+    const std::int64_t groupsPerRow =
+        rowLength(groups, std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW));
     // Caption rows (direction marks, slice names, the fabric band) take a share of the mesh's
     // width, so they keep room for text when a large mesh is fitted to the view.
     const double meshWidth = static_cast<double>(groupsPerRow) * groupW;
@@ -467,14 +474,27 @@ void MeshCanvas::rebuildScene()
         m_axisBars.push_back(bar);
     }
 
-    // Above each group: its slice name (several slices), then a row for "x →" (TPU).
+    // Above each group: its slice name (several slices). Below each row of slices: the DCN
+    // band they hang from.
     const double groupLabelH = groups > 1 ? capH : 0;
     const double head = groupLabelH;
+    const double dcnH = groups > 1 ? capH : 0;
     const double left = tpu ? 2.2 * capH : 0; // room for "y ↓"
+    const double blocksBottom = static_cast<double>(rowsUsed) * cellH - gap; // below a group's top
+    const QColor fabricFill = roleColor(Role::Data).lighter(170);
     double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
         const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
-        const double gy = head + static_cast<double>(g / groupsPerRow) * (groupH + head);
+        const double gy = head + static_cast<double>(g / groupsPerRow) * (groupH + head + dcnH);
+        if (groups > 1) {
+            // This slice's DCN link: a stem from its last row down to the band of its row.
+            const double bandTop = gy + blocksBottom + 1.5 * gap;
+            const double stemX = gx + std::min(static_cast<double>(perRow), static_cast<double>(items)) * cellW / 2;
+            auto *stem = s->addRect(QRectF(stemX - dcnH / 4, gy + blocksBottom, dcnH / 2, bandTop - gy - blocksBottom),
+                                    QPen(Qt::NoPen), fabricFill);
+            stem->setZValue(-2);
+            stem->setToolTip(tr("Slice %1's hosts on the data-center network (DCN)").arg(g));
+        }
         if (groups > 1)
             addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
                        Qt::AlignLeft | Qt::AlignVCenter);
@@ -502,11 +522,44 @@ void MeshCanvas::rebuildScene()
         }
         y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + gap);
     }
+    if (groups > 1) {
+        // The DCN bands, one under each row of slices, joined down the right-hand side.
+        const std::int64_t gridRows = (groups + groupsPerRow - 1) / groupsPerRow;
+        const double bandLeft = left;
+        const double bandRight = left + static_cast<double>(std::min(groups, groupsPerRow)) * groupW - 2 * gap;
+        QString dcn = tr("DCN: data-center network between slices");
+        if (topo.chip().dcnBandwidth > 0)
+            dcn += QStringLiteral(" · ") + qs(model::formatBytesPerSecond(topo.chip().dcnBandwidth)) + tr(" per chip");
+        double firstBand = 0;
+        double lastBand = 0;
+        for (std::int64_t r = 0; r < gridRows; ++r) {
+            const double bandTop = head + static_cast<double>(r) * (groupH + head + dcnH) + blocksBottom + 1.5 * gap;
+            if (r == 0)
+                firstBand = bandTop;
+            lastBand = bandTop;
+            auto *band = s->addRect(QRectF(bandLeft, bandTop, bandRight - bandLeft, dcnH), QPen(Qt::NoPen), fabricFill);
+            band->setZValue(-2);
+            band->setToolTip(dcn);
+            if (r == 0) {
+                auto *label = addCaption(dcn, QRectF(bandLeft + 0.2 * dcnH, bandTop, bandRight - bandLeft - 0.4 * dcnH, dcnH),
+                                         Qt::AlignLeft | Qt::AlignVCenter);
+                label->setBrush(QColor(0x20, 0x20, 0x20));
+            }
+        }
+        if (gridRows > 1) {
+            auto *riser = s->addRect(QRectF(bandRight, firstBand, dcnH, lastBand - firstBand + dcnH), QPen(Qt::NoPen),
+                                     fabricFill);
+            riser->setZValue(-2);
+            riser->setToolTip(dcn);
+        }
+    }
 
     // Direction marks and wraparound links on the first block.
     if (!m_blocks.empty()) {
         const QRectF first = m_blocks.front()->rect();
-        QPen wrapPen(p.text, 1.2, Qt::DashLine);
+        // Cosmetic, so the rings stay visible however far the mesh is zoomed out.
+        QPen wrapPen(p.text, 1.5, Qt::DashLine);
+        wrapPen.setCosmetic(true);
         if (tpu) {
             // "x →" shares the first layer's label row with its "z=0".
             addCaption(QStringLiteral("x →"), QRectF(first.center().x(), first.top() - labelH, first.width() / 2, labelH),
@@ -515,6 +568,7 @@ void MeshCanvas::rebuildScene()
                        Qt::AlignRight | Qt::AlignVCenter);
             if (size("z") > 1)
                 m_legendLines << tr("x → and y ↓ within a layer; z → one layer per z");
+            bool wraps = false;
             for (const auto &axis : axes) {
                 if (!axis.wraps)
                     continue;
@@ -527,12 +581,29 @@ void MeshCanvas::rebuildScene()
                     path.moveTo(first.right() + 2, first.top() + p.cell / 2);
                     path.cubicTo(first.right() + 10, first.top(), first.right() + 10, first.bottom(), first.right() + 2,
                                  first.bottom() - p.cell / 2);
+                } else if (axis.name == "z" && items > 1) {
+                    // z runs from layer to layer: the ring closes from the last layer of the first
+                    // slice back to its first, routed below the layers and up their left side.
+                    const QRectF last = m_blocks[static_cast<std::size_t>(items - 1)]->rect();
+                    const double below = first.top() + blocksBottom - labelH + 0.6 * gap;
+                    const double side = first.left() - 0.5 * gap;
+                    path.moveTo(last.center().x(), last.bottom() + 2);
+                    path.lineTo(last.center().x(), below);
+                    path.lineTo(side, below);
+                    path.lineTo(side, first.center().y());
+                    path.lineTo(first.left() - 2, first.center().y());
+                    addCaption(tr("z ring: z=%1 → z=0").arg(size("z") - 1),
+                               QRectF(side, below, std::max(last.center().x() - side, first.width()), 0.8 * gap),
+                               Qt::AlignLeft | Qt::AlignTop);
                 } else {
                     continue;
                 }
                 auto *arc = s->addPath(path, wrapPen);
                 arc->setToolTip(tr("Wraparound link on axis %1: a ring, not a line").arg(qs(axis.name)));
+                wraps = true;
             }
+            if (wraps)
+                m_legendLines << tr("dashed arcs: wraparound links (the axis is a ring), drawn on the first layer");
         } else {
             const double right = std::max(left + meshWidth, first.right() + 3);
             auto *band = s->addRect(QRectF(0, y, right, capH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));

@@ -361,6 +361,32 @@ private slots:
         }
     }
 
+    /// Review 5: z rings had no mark, and slices had no DCN link between them.
+    void drawsRingsAndTheDcn()
+    {
+        const auto toolTips = [this](const QString &needle) {
+            int n = 0;
+            for (QGraphicsItem *item : canvas()->scene()->items())
+                n += item->toolTip().contains(needle) ? 1 : 0;
+            return n;
+        };
+        const auto hasText = [this](const QString &needle) {
+            for (const auto &t : canvasTexts(canvas()))
+                if (t.first.contains(needle))
+                    return true;
+            return false;
+        };
+        QVERIFY(window().dropHardware({{"chip", "tpu-v4"}, {"topology", {4, 4, 4}}}));
+        QCOMPARE(toolTips(QStringLiteral("Wraparound link on axis")), 3); // x, y and z
+        QVERIFY(hasText(QStringLiteral("z ring: z=3 → z=0")));
+        QVERIFY(hasText(QStringLiteral("dashed arcs: wraparound links")));
+        QCOMPARE(toolTips(QStringLiteral("data-center network")), 0);
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-8b-v5e-multislice.meshplan")));
+        // One stem per slice, the band of each row of slices, and the riser joining them.
+        QVERIFY(toolTips(QStringLiteral("data-center network")) >= 4 + 1);
+        QVERIFY(hasText(QStringLiteral("DCN")));
+    }
+
     void refusesABadFileAndKeepsTheDocument()
     {
         QVERIFY(window().dropModel("llama-3-8b"));
