@@ -566,7 +566,12 @@ void MeshCanvas::rebuildScene()
                        Qt::AlignRight | Qt::AlignVCenter);
             addCaption(QStringLiteral("y ↓"), QRectF(first.left() - 2.2 * capH, first.top(), 2 * capH, capH),
                        Qt::AlignRight | Qt::AlignVCenter);
-            if (size("z") > 1)
+            if (m_aggregate > 1)
+                m_legendLines << tr("each tile: %1 layers of %2x%3 chips (z range above it)")
+                                     .arg(m_aggregate)
+                                     .arg(p.cols)
+                                     .arg(p.rows);
+            else if (size("z") > 1)
                 m_legendLines << tr("x → and y ↓ within a layer; z → one layer per z");
             bool wraps = false;
             for (const auto &axis : axes) {
@@ -614,7 +619,14 @@ void MeshCanvas::rebuildScene()
                           + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth)) + tr(" per node");
             auto *label = addCaption(fabric, QRectF(0.2 * capH, y, right - 0.4 * capH, capH), Qt::AlignLeft | Qt::AlignVCenter);
             label->setBrush(QColor(0x20, 0x20, 0x20));
-            m_legendLines << tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu"));
+            // Past kMaxItems nodes a box stands for several: say what it holds.
+            if (m_aggregate > 1)
+                m_legendLines << tr("each box: %1 nodes = %2 GPUs%3")
+                                     .arg(m_aggregate)
+                                     .arg(m_aggregate * size("gpu"))
+                                     .arg(blocks % m_aggregate ? tr(" (the last box fewer)") : QString());
+            else
+                m_legendLines << tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu"));
         }
     }
     // The mesh's extent: everything drawn in scene units, plus the room kept for captions.

@@ -111,6 +111,14 @@ private:
     MainWindow &window() { return *m_window; }
     meshplan::app::PlanDocument &doc() { return *m_window->document(); }
     meshplan::views::MeshCanvas *canvas() { return m_window->canvas(); }
+    /// Whether the canvas's legend (its tooltip holds the unelided lines) has this line.
+    bool legendSays(const QString &line)
+    {
+        for (QGraphicsItem *item : canvas()->scene()->items())
+            if (dynamic_cast<QGraphicsSimpleTextItem *>(item) && item->toolTip().split(QLatin1Char('\n')).contains(line))
+                return true;
+        return false;
+    }
 
 private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
@@ -292,10 +300,14 @@ private slots:
         QCOMPARE(doc().plan().topology.chipCount(), 16384);
         QCOMPARE(canvas()->blockCount(), 2048);
         QCOMPARE(canvas()->blocksPerItem(), 1);
+        QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
         QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 100000}, {"gpus_per_node", 8}}}}));
         QCOMPARE(doc().plan().topology.chipCount(), 800000);
         QVERIFY(canvas()->blockCount() <= 2048);
         QCOMPARE(canvas()->blocksPerItem(), 49); // ceil(100000 / 2048)
+        // Review 5: the legend said "one NVLink domain of 8 GPUs" of boxes holding 49 nodes.
+        QVERIFY(legendSays(QStringLiteral("each box: 49 nodes = 392 GPUs (the last box fewer)")));
+        QVERIFY(!legendSays(QStringLiteral("one NVLink domain")));
         QVERIFY(!window().grab().isNull());
     }
 
