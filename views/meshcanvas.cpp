@@ -432,7 +432,9 @@ void MeshCanvas::rebuildScene()
     // TPU layers are set apart by a gap that grows with the layer (a chip's width between
     // 16x16 layers would read as one block) and carry a "z=k" row above them.
     const double gap = tpu ? std::max(1.5 * p.pitch, 0.12 * std::max(blockW, blockH)) : kBlockGap;
-    const double labelH = tpu ? std::max(1.6 * p.pitch, 0.18 * blockH) : 14;
+    // GPU node names get a row that grows with the domain (an NVL72 rack is 6 chips tall), so
+    // they keep readable room above the dashed frame.
+    const double labelH = tpu ? std::max(1.6 * p.pitch, 0.18 * blockH) : std::max(1.4 * p.pitch, 0.25 * blockH);
     const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
     const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
     const double cellW = blockW + gap;

@@ -399,6 +399,26 @@ private slots:
         QVERIFY(hasText(QStringLiteral("DCN")));
     }
 
+    /// Review 5: node names were struck through by the dashed NVLink frame (a fixed 14-unit row).
+    void nodeNamesClearTheirFrames()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan")));
+        const QTransform view = canvas()->viewportTransform();
+        int named = 0;
+        for (QGraphicsItem *item : canvas()->scene()->items()) {
+            const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item);
+            if (!text || !text->isVisible() || !text->text().startsWith(QStringLiteral("node ")))
+                continue;
+            const int node = text->text().mid(5).toInt();
+            const QRectF onScreen = text->deviceTransform(view).mapRect(text->boundingRect());
+            const double frameTop = canvas()->mapFromScene(canvas()->chipRect(8 * node).topLeft()).y() - 3 * view.m22();
+            QVERIFY2(onScreen.bottom() <= frameTop + 0.5, qPrintable(text->text()));
+            QVERIFY(onScreen.height() >= 9.5);
+            ++named;
+        }
+        QCOMPARE(named, 16);
+    }
+
     void refusesABadFileAndKeepsTheDocument()
     {
         QVERIFY(window().dropModel("llama-3-8b"));
