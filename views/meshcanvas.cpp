@@ -276,30 +276,45 @@ public:
 
         // Segments: each role's share on a log scale, the unassigned rest grey.
         const QRectF strip = m_rect.adjusted(7, m_rect.height() / 2 + 1, -7, -4);
-        const double total = std::log2(std::max(2, m_size));
-        double x = strip.left();
-        int used = 1;
         font.setBold(false);
         font.setPixelSize(kCaptionPx);
         painter->setFont(font);
+        const QFontMetricsF fm(font);
+        // Widths on a log scale, but each wide enough for its label where the bar allows (a
+        // 2-way role next to a 16-way one got a sliver: "data 2" read "ata 2"); labels that
+        // still do not fit are elided, the full text is in the tooltip.
+        struct Segment {
+            QString text;
+            QColor fill, ink;
+            double width;
+        };
+        std::vector<Segment> segs;
+        const double total = std::log2(std::max(2, m_size));
+        int used = 1;
         for (const auto &s : m_shares) {
-            const double w = strip.width() * std::log2(std::max(2, s.size)) / total;
-            const QRectF seg(x, strip.top(), w, strip.height());
-            painter->setPen(Qt::NoPen);
-            painter->setBrush(roleColor(s.role));
-            painter->drawRect(seg.adjusted(0.5, 0, -0.5, 0));
-            painter->setPen(Qt::white);
-            painter->drawText(seg, Qt::AlignCenter, roleLabel(s.role).toLower() + QLatin1Char(' ') + QString::number(s.size));
-            x += w;
+            segs.push_back({roleLabel(s.role).toLower() + QLatin1Char(' ') + QString::number(s.size), roleColor(s.role),
+                            Qt::white, std::log2(std::max(2, s.size)) / total});
             used *= s.size;
         }
-        if (used < m_size) {
-            const QRectF seg(x, strip.top(), strip.right() - x, strip.height());
+        if (used < m_size)
+            segs.push_back({QString::number(m_size / used), p.mid, p.background,
+                            std::log2(static_cast<double>(m_size) / used) / total});
+        double sum = 0;
+        for (auto &seg : segs) {
+            const double need = std::min(fm.horizontalAdvance(seg.text) + 8, strip.width() / static_cast<double>(segs.size()));
+            seg.width = std::max(seg.width * strip.width(), need);
+            sum += seg.width;
+        }
+        double x = strip.left();
+        for (const auto &seg : segs) {
+            const double w = seg.width * strip.width() / std::max(sum, strip.width());
+            const QRectF r(x, strip.top(), &seg == &segs.back() ? strip.right() - x : w, strip.height());
             painter->setPen(Qt::NoPen);
-            painter->setBrush(p.mid);
-            painter->drawRect(seg);
-            painter->setPen(p.background);
-            painter->drawText(seg, Qt::AlignCenter, QString::number(m_size / used));
+            painter->setBrush(seg.fill);
+            painter->drawRect(r.adjusted(0.5, 0, -0.5, 0));
+            painter->setPen(seg.ink);
+            painter->drawText(r, Qt::AlignCenter, fm.elidedText(seg.text, Qt::ElideRight, r.width() - 2));
+            x += w;
         }
     }
 
