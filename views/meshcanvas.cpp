@@ -499,6 +499,8 @@ void MeshCanvas::rebuildScene()
     const double left = tpu ? 2.2 * capH : 0; // room for "y ↓"
     const double blocksBottom = static_cast<double>(rowsUsed) * cellH - gap; // below a group's top
     const QColor fabricFill = roleColor(Role::Data).lighter(170);
+    QColor frameInk = p.text;
+    frameInk.setAlphaF(0.45);
     double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
         const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
@@ -530,8 +532,8 @@ void MeshCanvas::rebuildScene()
             }
             if (!tpu && items <= 256) {
                 // An NVLink domain: framed, with its node number when there are few enough to read.
-                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6),
-                                         QPen(roleColor(Role::Tensor).lighter(130), 1, Qt::DashLine));
+                // Neutral ink: the frame is the hardware, not a role (it was Tensor's orange).
+                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6), QPen(frameInk, 1, Qt::DashLine));
                 frame->setZValue(-1);
                 addCaption(count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1) : tr("node %1").arg(first),
                            QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom);

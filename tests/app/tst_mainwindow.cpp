@@ -17,6 +17,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QMimeData>
@@ -417,6 +418,16 @@ private slots:
             ++named;
         }
         QCOMPARE(named, 16);
+        // Review 5: the frames took Tensor's orange even with no tensor role; they are ink now.
+        int frames = 0;
+        for (QGraphicsItem *item : canvas()->scene()->items()) {
+            const auto *rect = dynamic_cast<QGraphicsRectItem *>(item);
+            if (!rect || rect->pen().style() != Qt::DashLine)
+                continue;
+            QCOMPARE(rect->pen().color().rgb(), canvas()->palette().color(QPalette::Text).rgb());
+            ++frames;
+        }
+        QCOMPARE(frames, 16);
     }
 
     void refusesABadFileAndKeepsTheDocument()
