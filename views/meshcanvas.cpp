@@ -499,6 +499,8 @@ void MeshCanvas::rebuildScene()
     const double left = tpu ? 2.2 * capH : 0; // room for "y ↓"
     const double blocksBottom = static_cast<double>(rowsUsed) * cellH - gap; // below a group's top
     const QColor fabricFill = roleColor(Role::Data).lighter(170);
+    // An NVLink domain of 36 GPUs or more is a rack (GB200 NVL36/NVL72), not a node.
+    const bool rack = !tpu && size("gpu") >= 36;
     QColor frameInk = p.text;
     frameInk.setAlphaF(0.45);
     double y = 0;
@@ -535,7 +537,8 @@ void MeshCanvas::rebuildScene()
                 // Neutral ink: the frame is the hardware, not a role (it was Tensor's orange).
                 auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6), QPen(frameInk, 1, Qt::DashLine));
                 frame->setZValue(-1);
-                addCaption(count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1) : tr("node %1").arg(first),
+                addCaption(rack ? (count > 1 ? tr("racks %1-%2").arg(first).arg(first + count - 1) : tr("rack %1").arg(first))
+                                : (count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1) : tr("node %1").arg(first)),
                            QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom);
             }
         }
@@ -635,15 +638,18 @@ void MeshCanvas::rebuildScene()
             QString fabric = tr("scale-out network (fat tree)");
             if (topo.chip().scaleOut)
                 fabric += QStringLiteral(" · ")
-                          + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth)) + tr(" per node");
+                          + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth))
+                          + (rack ? tr(" per rack") : tr(" per node"));
             auto *label = addCaption(fabric, QRectF(0.2 * capH, y, right - 0.4 * capH, capH), Qt::AlignLeft | Qt::AlignVCenter);
             label->setBrush(QColor(0x20, 0x20, 0x20));
             // Past kMaxItems nodes a box stands for several: say what it holds.
             if (m_aggregate > 1)
-                m_legendLines << tr("each box: %1 nodes = %2 GPUs%3")
+                m_legendLines << (rack ? tr("each box: %1 racks = %2 GPUs%3") : tr("each box: %1 nodes = %2 GPUs%3"))
                                      .arg(m_aggregate)
                                      .arg(m_aggregate * size("gpu"))
                                      .arg(blocks % m_aggregate ? tr(" (the last box fewer)") : QString());
+            else if (rack)
+                m_legendLines << tr("each box: one rack, an NVLink domain of %1 GPUs").arg(size("gpu"));
             else
                 m_legendLines << tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu"));
         }

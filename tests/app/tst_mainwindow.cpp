@@ -430,6 +430,23 @@ private slots:
         QCOMPARE(frames, 16);
     }
 
+    /// Review 5: NVL72 racks were labelled "node N".
+    void namesNvl72DomainsRacks()
+    {
+        QVERIFY(window().dropHardware({{"chip", "gb200"}, {"topology", {{"nodes", 8}, {"gpus_per_node", 72}}}}));
+        QStringList texts;
+        for (QGraphicsItem *item : canvas()->scene()->items())
+            if (const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item))
+                texts << text->text();
+        for (int rack = 0; rack < 8; ++rack)
+            QVERIFY2(texts.contains(QStringLiteral("rack %1").arg(rack)), qPrintable(texts.join(QLatin1Char('|'))));
+        QVERIFY(!texts.contains(QStringLiteral("node 0")));
+        QVERIFY(legendSays(QStringLiteral("each box: one rack, an NVLink domain of 72 GPUs")));
+        // Eight-GPU nodes stay nodes.
+        QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 4}, {"gpus_per_node", 8}}}}));
+        QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
+    }
+
     void refusesABadFileAndKeepsTheDocument()
     {
         QVERIFY(window().dropModel("llama-3-8b"));
