@@ -36,6 +36,7 @@ constexpr int kBarHeight = 42;
 constexpr int kTitlePx = 15;
 constexpr int kCaptionPx = 11;
 constexpr double kMinCaptionPx = 8; // a caption with less room than this is hidden, not shrunk
+constexpr double kMaxPitchPx = 72;  // a fitted small mesh grows to fill the view up to this chip pitch
 constexpr double kSplitZone = 0.2; // fraction of an axis bar at each end that splits the axis
 
 QString qs(const std::string &s)
@@ -449,7 +450,7 @@ void MeshCanvas::rebuildScene()
     const double gap = tpu ? std::max(1.5 * p.pitch, 0.12 * std::max(blockW, blockH)) : kBlockGap;
     // GPU node names get a row that grows with the domain (an NVL72 rack is 6 chips tall), so
     // they keep readable room above the dashed frame.
-    const double labelH = tpu ? std::max(1.6 * p.pitch, 0.18 * blockH) : std::max(1.4 * p.pitch, 0.25 * blockH);
+    const double labelH = tpu ? std::max(1.2 * p.pitch, 0.18 * blockH) : std::max(1.4 * p.pitch, 0.25 * blockH);
     const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
     const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
     const double cellW = blockW + gap;
@@ -496,13 +497,15 @@ void MeshCanvas::rebuildScene()
     const double groupLabelH = groups > 1 ? capH : 0;
     const double head = groupLabelH;
     const double dcnH = groups > 1 ? capH : 0;
-    const double left = tpu ? 2.2 * capH : 0; // room for "y ↓"
+    const double left = tpu ? 1.6 * capH : 0; // room for "y ↓"
     const double blocksBottom = static_cast<double>(rowsUsed) * cellH - gap; // below a group's top
     const QColor fabricFill = roleColor(Role::Data).lighter(170);
     // An NVLink domain of 36 GPUs or more is a rack (GB200 NVL36/NVL72), not a node.
     const bool rack = !tpu && size("gpu") >= 36;
     QColor frameInk = p.text;
     frameInk.setAlphaF(0.45);
+    QPen framePen(frameInk, 1, Qt::DashLine);
+    framePen.setCosmetic(true); // one pixel whether the mesh is fitted small or large
     double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
         const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
@@ -535,14 +538,14 @@ void MeshCanvas::rebuildScene()
             if (!tpu && items <= 256) {
                 // An NVLink domain: framed, with its node number when there are few enough to read.
                 // Neutral ink: the frame is the hardware, not a role (it was Tensor's orange).
-                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6), QPen(frameInk, 1, Qt::DashLine));
+                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6), framePen);
                 frame->setZValue(-1);
                 addCaption(rack ? (count > 1 ? tr("racks %1-%2").arg(first).arg(first + count - 1) : tr("rack %1").arg(first))
                                 : (count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1) : tr("node %1").arg(first)),
                            QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom);
             }
         }
-        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + gap);
+        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH);
     }
     if (groups > 1) {
         // The DCN bands, one under each row of slices, joined down the right-hand side.
@@ -586,7 +589,7 @@ void MeshCanvas::rebuildScene()
             // "x →" shares the first layer's label row with its "z=0".
             addCaption(QStringLiteral("x →"), QRectF(first.center().x(), first.top() - labelH, first.width() / 2, labelH),
                        Qt::AlignRight | Qt::AlignVCenter);
-            addCaption(QStringLiteral("y ↓"), QRectF(first.left() - 2.2 * capH, first.top(), 2 * capH, capH),
+            addCaption(QStringLiteral("y ↓"), QRectF(first.left() - 1.6 * capH, first.top(), 1.4 * capH, capH),
                        Qt::AlignRight | Qt::AlignVCenter);
             if (m_aggregate > 1)
                 m_legendLines << tr("each tile: %1 layers of %2x%3 chips (z range above it)")
@@ -632,15 +635,19 @@ void MeshCanvas::rebuildScene()
             if (wraps)
                 m_legendLines << tr("dashed arcs: wraparound links (the axis is a ring), drawn on the first layer");
         } else {
-            const double right = std::max(left + meshWidth, first.right() + 3);
-            auto *band = s->addRect(QRectF(0, y, right, capH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));
+            // As wide as the domains, as tall as a chip at least (a one-node plan is fitted large).
+            double right = first.right() + 3;
+            for (const auto *b : m_blocks)
+                right = std::max(right, b->rect().right() + 3);
+            const double bandH = std::max(p.pitch, meshWidth / 45);
+            auto *band = s->addRect(QRectF(-3, y, right + 3, bandH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));
             band->setZValue(-2);
             QString fabric = tr("scale-out network (fat tree)");
             if (topo.chip().scaleOut)
                 fabric += QStringLiteral(" · ")
                           + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth))
                           + (rack ? tr(" per rack") : tr(" per node"));
-            auto *label = addCaption(fabric, QRectF(0.2 * capH, y, right - 0.4 * capH, capH), Qt::AlignLeft | Qt::AlignVCenter);
+            auto *label = addCaption(fabric, QRectF(0.2 * bandH, y, right - 0.4 * bandH, bandH), Qt::AlignLeft | Qt::AlignVCenter);
             label->setBrush(QColor(0x20, 0x20, 0x20));
             // Past kMaxItems nodes a box stands for several: say what it holds.
             if (m_aggregate > 1)
@@ -786,7 +793,9 @@ void MeshCanvas::fitMesh()
     const QRectF area = QRectF(viewport()->rect()).adjusted(kMargin, m_headerHeight + kMargin, -kMargin, -kMargin);
     if (area.width() < 1 || area.height() < 1)
         return;
-    const double s = std::min(area.width() / m_meshRect.width(), area.height() / m_meshRect.height());
+    // Small meshes (8 chips) fill the view too, but chips stop growing at kMaxPitchPx.
+    const double s = std::min({area.width() / m_meshRect.width(), area.height() / m_meshRect.height(),
+                               kMaxPitchPx / m_paint->pitch});
     setTransform(QTransform::fromScale(s, s));
     viewChanged();
 }

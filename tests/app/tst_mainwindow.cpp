@@ -447,6 +447,18 @@ private slots:
         QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
     }
 
+    /// Review 5: an 8-chip v5p 2x2x2 or a v5e 4x4 filled about 15% of the canvas.
+    void fitsSmallMeshesLarger()
+    {
+        for (const json &topology : {json{2, 2, 2}, json{4, 4}}) {
+            QVERIFY(window().dropHardware({{"chip", topology.size() == 3 ? "tpu-v5p" : "tpu-v5e"}, {"topology", topology}}));
+            QApplication::processEvents();
+            const QRect chip = canvas()->mapFromScene(canvas()->chipRect(0)).boundingRect();
+            QVERIFY2(chip.width() >= 40, qPrintable(QString::number(chip.width())));
+            QVERIFY2(chip.width() <= 80, qPrintable(QString::number(chip.width()))); // but not absurdly
+        }
+    }
+
     void refusesABadFileAndKeepsTheDocument()
     {
         QVERIFY(window().dropModel("llama-3-8b"));
