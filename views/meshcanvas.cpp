@@ -68,7 +68,7 @@ std::size_t ri(Role role)
 } // namespace
 
 struct MeshCanvas::Paint {
-    QColor background, base, baseAlt, text, mid;
+    QColor background, base, baseAlt, text, mid, outline;
     model::Plan plan;
     std::optional<model::MeshGroups> groups;
     std::vector<model::ChipKind> kinds;
@@ -157,7 +157,7 @@ public:
             if (p.groups && pipelined && p.groups->rankIn(chip, Role::Pipeline) % 2 == 1)
                 fill = p.baseAlt;
             // Outlines only where a chip is big enough on screen for them to read as outlines.
-            QPen pen = lod * p.pitch >= 6 ? QPen(p.mid, 0) : QPen(Qt::NoPen);
+            QPen pen = lod * p.pitch >= 6 ? QPen(p.outline, 0) : QPen(Qt::NoPen);
             bool dot = false;
             bool bar = false;
             if (p.groups && p.hovered >= 0) {
@@ -368,6 +368,11 @@ void MeshCanvas::changeEvent(QEvent *event)
     const QColor stage = roleColor(Role::Pipeline);
     const auto mix = [](int a, int b) { return (2 * a + b) / 3; };
     p.baseAlt = QColor(mix(p.base.red(), stage.red()), mix(p.base.green(), stage.green()), mix(p.base.blue(), stage.blue()));
+    // Chip outlines: the chip fill moved a third of the way to the text colour. QPalette::Mid
+    // is nearly the dark chip fill in dark palettes, so outlines vanished there.
+    const auto toward = [](int a, int b) { return (2 * a + b) / 3; };
+    p.outline = QColor(toward(p.base.red(), p.text.red()), toward(p.base.green(), p.text.green()),
+                       toward(p.base.blue(), p.text.blue()));
     setBackgroundBrush(p.background);
     // Labels and frames take their colours when the scene is built, so a theme change rebuilds it.
     if (event && !m_meshKey.empty()) {
