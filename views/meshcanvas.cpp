@@ -510,7 +510,9 @@ void MeshCanvas::rebuildScene()
     QColor frameInk = p.text;
     frameInk.setAlphaF(0.45);
     QPen framePen(frameInk, 1, Qt::DashLine);
-    framePen.setCosmetic(true); // one pixel whether the mesh is fitted small or large
+    // Few, large domains: one pixel however far the fit zooms in. Many (DeepSeek's 256 nodes):
+    // scene units, so they fade with the boxes instead of hatching the whole mesh.
+    framePen.setCosmetic(items <= 32);
     double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
         const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
