@@ -5,6 +5,7 @@
 #include "units.h"
 
 #include <QDragEnterEvent>
+#include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QGraphicsPathItem>
 #include <QGraphicsScene>
@@ -27,13 +28,36 @@ constexpr double kUnitPitch = 14; // chip cell plus gap at scale 1, scene units
 constexpr double kUnitCell = 12;
 constexpr double kBlockGap = 12;
 constexpr int kMaxItems = 2048; // drawn blocks; more nodes or layers are aggregated
-constexpr double kBarWidth = 250;
-constexpr double kBarHeight = 46;
+// The header is laid out in viewport pixels, so it reads the same at any zoom.
+constexpr int kMargin = 8;
+constexpr int kBarMinWidth = 150;
+constexpr int kBarMaxWidth = 260;
+constexpr int kBarHeight = 42;
+constexpr int kTitlePx = 15;
+constexpr int kCaptionPx = 11;
+constexpr double kMinCaptionPx = 8; // a caption with less room than this is hidden, not shrunk
+constexpr double kMaxPitchPx = 72;  // a fitted small mesh grows to fill the view up to this chip pitch
 constexpr double kSplitZone = 0.2; // fraction of an axis bar at each end that splits the axis
 
 QString qs(const std::string &s)
 {
     return QString::fromStdString(s);
+}
+
+/// How many of `count` blocks to put in a row, near `ideal`: a divisor of `count` within a
+/// factor 1.6 of it when there is one, so no block is left alone in a last row.
+std::int64_t rowLength(std::int64_t count, double ideal)
+{
+    auto best = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(ideal)), 1, std::max<std::int64_t>(1, count));
+    double bestOff = 1.6;
+    for (std::int64_t d = 1; d <= count && d <= 4 * best; ++d) {
+        const double off = std::max(static_cast<double>(d) / ideal, ideal / static_cast<double>(d));
+        if (count % d == 0 && off < bestOff) {
+            bestOff = off;
+            best = d;
+        }
+    }
+    return best;
 }
 
 std::size_t ri(Role role)
@@ -44,7 +68,7 @@ std::size_t ri(Role role)
 } // namespace
 
 struct MeshCanvas::Paint {
-    QColor background, base, baseAlt, text, mid;
+    QColor background, base, baseAlt, text, mid, outline;
     model::Plan plan;
     std::optional<model::MeshGroups> groups;
     std::vector<model::ChipKind> kinds;
@@ -133,7 +157,7 @@ public:
             if (p.groups && pipelined && p.groups->rankIn(chip, Role::Pipeline) % 2 == 1)
                 fill = p.baseAlt;
             // Outlines only where a chip is big enough on screen for them to read as outlines.
-            QPen pen = lod * p.pitch >= 6 ? QPen(p.mid, 0) : QPen(Qt::NoPen);
+            QPen pen = lod * p.pitch >= 6 ? QPen(p.outline, 0) : QPen(Qt::NoPen);
             bool dot = false;
             bool bar = false;
             if (p.groups && p.hovered >= 0) {
@@ -187,10 +211,23 @@ private:
 class AxisBarItem : public QGraphicsItem
 {
 public:
-    AxisBarItem(const MeshCanvas *canvas, int axis, QRectF rect) : m_canvas(canvas), m_axis(axis), m_rect(rect) {}
+    AxisBarItem(const MeshCanvas *canvas, int axis) : m_canvas(canvas), m_axis(axis)
+    {
+        // Drawn in viewport pixels: the canvas places it at the top of the view after every zoom.
+        setFlag(ItemIgnoresTransformations);
+    }
 
     QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
-    QRectF rect() const { return m_rect; }
+    /// Where the bar sits in the viewport, in pixels.
+    QRect viewRect() const { return m_view; }
+    void setViewRect(const QRect &r)
+    {
+        if (r.size() != m_view.size()) {
+            prepareGeometryChange();
+            m_rect = QRectF(QPointF(0, 0), QSizeF(r.size()));
+        }
+        m_view = r;
+    }
     int axis() const { return m_axis; }
     QString label() const { return m_label; }
 
@@ -230,40 +267,55 @@ public:
             }
         }
         painter->setPen(p.text);
-        const double k = m_rect.height() / kBarHeight;
         QFont font = painter->font();
-        font.setPixelSize(static_cast<int>(13 * k));
+        font.setPixelSize(12);
         font.setBold(true);
         painter->setFont(font);
-        painter->drawText(m_rect.adjusted(8 * k, 3 * k, -8 * k, -m_rect.height() / 2), Qt::AlignLeft | Qt::AlignVCenter,
-                          m_title);
+        const QRectF titleRect = m_rect.adjusted(7, 2, -7, -m_rect.height() / 2);
+        painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
+                          QFontMetricsF(font).elidedText(m_title, Qt::ElideRight, titleRect.width()));
 
         // Segments: each role's share on a log scale, the unassigned rest grey.
-        const QRectF strip = m_rect.adjusted(8 * k, m_rect.height() / 2 + 1, -8 * k, -5 * k);
-        const double total = std::log2(std::max(2, m_size));
-        double x = strip.left();
-        int used = 1;
+        const QRectF strip = m_rect.adjusted(7, m_rect.height() / 2 + 1, -7, -4);
         font.setBold(false);
-        font.setPixelSize(static_cast<int>(11 * k));
+        font.setPixelSize(kCaptionPx);
         painter->setFont(font);
+        const QFontMetricsF fm(font);
+        // Widths on a log scale, but each wide enough for its label where the bar allows (a
+        // 2-way role next to a 16-way one got a sliver: "data 2" read "ata 2"); labels that
+        // still do not fit are elided, the full text is in the tooltip.
+        struct Segment {
+            QString text;
+            QColor fill, ink;
+            double width;
+        };
+        std::vector<Segment> segs;
+        const double total = std::log2(std::max(2, m_size));
+        int used = 1;
         for (const auto &s : m_shares) {
-            const double w = strip.width() * std::log2(std::max(2, s.size)) / total;
-            const QRectF seg(x, strip.top(), w, strip.height());
-            painter->setPen(Qt::NoPen);
-            painter->setBrush(roleColor(s.role));
-            painter->drawRect(seg.adjusted(0.5, 0, -0.5, 0));
-            painter->setPen(Qt::white);
-            painter->drawText(seg, Qt::AlignCenter, roleLabel(s.role).toLower() + QLatin1Char(' ') + QString::number(s.size));
-            x += w;
+            segs.push_back({roleLabel(s.role).toLower() + QLatin1Char(' ') + QString::number(s.size), roleColor(s.role),
+                            Qt::white, std::log2(std::max(2, s.size)) / total});
             used *= s.size;
         }
-        if (used < m_size) {
-            const QRectF seg(x, strip.top(), strip.right() - x, strip.height());
+        if (used < m_size)
+            segs.push_back({QString::number(m_size / used), p.mid, p.background,
+                            std::log2(static_cast<double>(m_size) / used) / total});
+        double sum = 0;
+        for (auto &seg : segs) {
+            const double need = std::min(fm.horizontalAdvance(seg.text) + 8, strip.width() / static_cast<double>(segs.size()));
+            seg.width = std::max(seg.width * strip.width(), need);
+            sum += seg.width;
+        }
+        double x = strip.left();
+        for (const auto &seg : segs) {
+            const double w = seg.width * strip.width() / std::max(sum, strip.width());
+            const QRectF r(x, strip.top(), &seg == &segs.back() ? strip.right() - x : w, strip.height());
             painter->setPen(Qt::NoPen);
-            painter->setBrush(p.mid);
-            painter->drawRect(seg);
-            painter->setPen(p.background);
-            painter->drawText(seg, Qt::AlignCenter, QString::number(m_size / used));
+            painter->setBrush(seg.fill);
+            painter->drawRect(r.adjusted(0.5, 0, -0.5, 0));
+            painter->setPen(seg.ink);
+            painter->drawText(r, Qt::AlignCenter, fm.elidedText(seg.text, Qt::ElideRight, r.width() - 2));
+            x += w;
         }
     }
 
@@ -271,6 +323,7 @@ private:
     const MeshCanvas *m_canvas;
     int m_axis;
     QRectF m_rect;
+    QRect m_view;
     QString m_title;
     QString m_label;
     std::vector<model::MeshGroups::AxisShare> m_shares;
@@ -288,6 +341,8 @@ MeshCanvas::MeshCanvas(QWidget *parent)
     setDragMode(QGraphicsView::ScrollHandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
+    // The mesh sits right below the header; spare height goes below it.
+    setAlignment(Qt::AlignHCenter | Qt::AlignTop);
     setToolTip(tr("Drop a model or a cluster here; drop a role on an axis bar (its ends split the axis).\n"
                   "Wheel zooms, drag pans, hover a chip to see its groups."));
     changeEvent(nullptr);
@@ -313,6 +368,11 @@ void MeshCanvas::changeEvent(QEvent *event)
     const QColor stage = roleColor(Role::Pipeline);
     const auto mix = [](int a, int b) { return (2 * a + b) / 3; };
     p.baseAlt = QColor(mix(p.base.red(), stage.red()), mix(p.base.green(), stage.green()), mix(p.base.blue(), stage.blue()));
+    // Chip outlines: the chip fill moved a third of the way to the text colour. QPalette::Mid
+    // is nearly the dark chip fill in dark palettes, so outlines vanished there.
+    const auto toward = [](int a, int b) { return (2 * a + b) / 3; };
+    p.outline = QColor(toward(p.base.red(), p.text.red()), toward(p.base.green(), p.text.green()),
+                       toward(p.base.blue(), p.text.blue()));
     setBackgroundBrush(p.background);
     // Labels and frames take their colours when the scene is built, so a theme change rebuilds it.
     if (event && !m_meshKey.empty()) {
@@ -353,8 +413,13 @@ void MeshCanvas::rebuildScene()
     auto &p = *m_paint;
     QGraphicsScene *s = scene();
     s->clear();
+    m_headerBack = nullptr;
+    m_title = nullptr;
+    m_legend = nullptr;
     m_blocks.clear();
     m_axisBars.clear();
+    m_captions.clear();
+    m_legendLines.clear();
 
     const model::Topology &topo = p.plan.topology;
     const auto &axes = topo.axes();
@@ -380,70 +445,90 @@ void MeshCanvas::rebuildScene()
     p.chipsPerBlock = topo.chipCount() / std::max<std::int64_t>(1, blocks);
     m_aggregate = std::max<std::int64_t>(1, (blocks + kMaxItems - 1) / kMaxItems);
 
-    // Small meshes get bigger chips, so the mesh is not dwarfed by its axis bars.
-    {
-        const double headerWidth = static_cast<double>(axes.size()) * (kBarWidth + 10);
-        const double unitWidth = static_cast<double>(p.cols) * kUnitPitch
-                                 * std::ceil(std::sqrt(static_cast<double>(std::max<std::int64_t>(1, blocks))));
-        const double grow = std::clamp(0.8 * headerWidth / std::max(1.0, unitWidth), 1.0, 4.0);
-        p.pitch = kUnitPitch * grow;
-        p.cell = kUnitCell * grow;
-    }
+    // Scene units only set proportions: the mesh is fitted to the view, the header is in pixels.
+    p.pitch = kUnitPitch;
+    p.cell = kUnitCell;
     const double blockW = p.cols * p.pitch - (p.pitch - p.cell);
     const double blockH = p.rows * p.pitch - (p.pitch - p.cell);
-    const double labelH = tpu ? 0 : 14;
+    // TPU layers are set apart by a gap that grows with the layer (a chip's width between
+    // 16x16 layers would read as one block) and carry a "z=k" row above them.
+    const double gap = tpu ? std::max(1.5 * p.pitch, 0.12 * std::max(blockW, blockH)) : kBlockGap;
+    // GPU node names get a row that grows with the domain (an NVL72 rack is 6 chips tall), so
+    // they keep readable room above the dashed frame.
+    const double labelH = tpu ? std::max(1.2 * p.pitch, 0.18 * blockH) : std::max(1.4 * p.pitch, 0.25 * blockH);
     const std::int64_t items = (blocksPerGroup + m_aggregate - 1) / m_aggregate;
     const std::int64_t groups = blocks / std::max<std::int64_t>(1, blocksPerGroup);
-    // Lay each group (a slice, or all nodes) out in rows so the mesh is about 16:10.
-    const double cellW = blockW + kBlockGap;
-    const double cellH = blockH + kBlockGap + labelH;
+    const double cellW = blockW + gap;
+    const double cellH = blockH + gap + labelH;
     // Each group (a slice, or all nodes) is a grid of blocks; the groups form a grid too, both
-    // chosen so the whole mesh comes out about 16:10.
-    auto perRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW)));
-    perRow = std::clamp<std::int64_t>(perRow, 1, items);
+    // chosen so the whole mesh comes out about 16:10. A row length that divides the blocks
+    // evenly is preferred when one is near, so no layer is left alone in a last row.
+    const std::int64_t perRow = rowLength(items, std::sqrt(1.6 * static_cast<double>(items) * cellH / cellW));
     const std::int64_t rowsUsed = (items + perRow - 1) / perRow;
-    const double groupW = static_cast<double>(perRow) * cellW + 3 * kBlockGap;
-    const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * kBlockGap;
-    auto groupsPerRow = static_cast<std::int64_t>(std::ceil(std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW)));
-    groupsPerRow = std::clamp<std::int64_t>(groupsPerRow, 1, std::max<std::int64_t>(1, groups));
-
-    const QColor text = p.text;
-    // Header and labels grow with the mesh so they stay readable when the whole mesh is fitted.
+    const double groupW = static_cast<double>(perRow) * cellW + 3 * gap;
+    const double groupH = static_cast<double>(rowsUsed) * cellH + 4 * gap;
+    const std::int64_t groupsPerRow =
+        rowLength(groups, std::sqrt(1.6 * static_cast<double>(groups) * groupH / groupW));
+    // Caption rows (direction marks, slice names, the fabric band) take a share of the mesh's
+    // width, so they keep room for text when a large mesh is fitted to the view.
     const double meshWidth = static_cast<double>(groupsPerRow) * groupW;
-    const double k = std::max(1.0, meshWidth / 1000.0);
-    QFont small = font();
-    small.setPixelSize(static_cast<int>(11 * k));
+    const double capH = std::max(1.6 * p.pitch, meshWidth / 45);
 
-    // Title and axis bars across the top.
-    auto *title = s->addSimpleText(qs(p.plan.model.name) + QStringLiteral(" on ") + qs(topo.chip().name)
-                                   + QStringLiteral(" · ") + qs(topo.describe()) + QStringLiteral(" · ")
-                                   + tr("%n chips", nullptr, static_cast<int>(std::min<std::int64_t>(topo.chipCount(), INT32_MAX))));
+    // The header: title and one bar per axis, placed in pixels by layoutHeader().
+    m_titleText = qs(p.plan.model.name) + QStringLiteral(" on ") + qs(topo.chip().name) + QStringLiteral(" · ")
+                  + qs(topo.describe()) + QStringLiteral(" · ")
+                  + tr("%n chips", nullptr, static_cast<int>(std::min<std::int64_t>(topo.chipCount(), INT32_MAX)));
+    m_headerBack = s->addRect(QRectF(), QPen(Qt::NoPen), p.background);
+    m_headerBack->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    m_headerBack->setZValue(10);
+    m_title = s->addSimpleText(m_titleText);
     QFont titleFont = font();
-    titleFont.setPixelSize(static_cast<int>(16 * k));
+    titleFont.setPixelSize(kTitlePx);
     titleFont.setBold(true);
-    title->setFont(titleFont);
-    title->setBrush(text);
-    title->setPos(0, -(kBarHeight + 40) * k);
+    m_title->setFont(titleFont);
+    m_title->setBrush(p.text);
+    m_title->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    m_title->setZValue(11);
+    m_title->setToolTip(m_titleText);
     for (std::size_t i = 0; i < axes.size(); ++i) {
-        auto *bar = new AxisBarItem(this, static_cast<int>(i),
-                                    QRectF(static_cast<double>(i) * (kBarWidth + 10) * k, -(kBarHeight + 10) * k,
-                                           kBarWidth * k, kBarHeight * k));
+        auto *bar = new AxisBarItem(this, static_cast<int>(i));
+        bar->setZValue(11);
         s->addItem(bar);
         m_axisBars.push_back(bar);
     }
 
-    const double top = (tpu ? 30 : 44) * k;
-    const double groupLabelH = groups > 1 ? 30 * k : 0;
-    double y = top;
+    // Above each group: its slice name (several slices). Below each row of slices: the DCN
+    // band they hang from.
+    const double groupLabelH = groups > 1 ? capH : 0;
+    const double head = groupLabelH;
+    const double dcnH = groups > 1 ? capH : 0;
+    const double left = tpu ? 1.6 * capH : 0; // room for "y ↓"
+    const double blocksBottom = static_cast<double>(rowsUsed) * cellH - gap; // below a group's top
+    const QColor fabricFill = roleColor(Role::Data).lighter(170);
+    // An NVLink domain of 36 GPUs or more is a rack (GB200 NVL36/NVL72), not a node.
+    const bool rack = !tpu && size("gpu") >= 36;
+    QColor frameInk = p.text;
+    frameInk.setAlphaF(0.45);
+    QPen framePen(frameInk, 1, Qt::DashLine);
+    // Few, large domains: one pixel however far the fit zooms in. Many (DeepSeek's 256 nodes):
+    // scene units, so they fade with the boxes instead of hatching the whole mesh.
+    framePen.setCosmetic(items <= 32);
+    double y = 0;
     for (std::int64_t g = 0; g < groups; ++g) {
-        const double gx = static_cast<double>(g % groupsPerRow) * groupW;
-        const double gy = top + static_cast<double>(g / groupsPerRow) * (groupH + groupLabelH) + groupLabelH;
+        const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
+        const double gy = head + static_cast<double>(g / groupsPerRow) * (groupH + head + dcnH);
         if (groups > 1) {
-            auto *label = s->addSimpleText(tr("slice %1 (over DCN)").arg(g));
-            label->setFont(small);
-            label->setBrush(text);
-            label->setPos(gx, gy - groupLabelH);
+            // This slice's DCN link: a stem from its last row down to the band of its row.
+            const double bandTop = gy + blocksBottom + 1.5 * gap;
+            const double stemX = gx + std::min(static_cast<double>(perRow), static_cast<double>(items)) * cellW / 2;
+            auto *stem = s->addRect(QRectF(stemX - dcnH / 4, gy + blocksBottom, dcnH / 2, bandTop - gy - blocksBottom),
+                                    QPen(Qt::NoPen), fabricFill);
+            stem->setZValue(-2);
+            stem->setToolTip(tr("Slice %1's hosts on the data-center network (DCN)").arg(g));
         }
+        if (groups > 1)
+            addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
+                       Qt::AlignLeft | Qt::AlignVCenter);
         for (std::int64_t i = 0; i < items; ++i) {
             const double x = gx + static_cast<double>(i % perRow) * cellW;
             const double by = gy + static_cast<double>(i / perRow) * cellH + labelH;
@@ -452,37 +537,75 @@ void MeshCanvas::rebuildScene()
             auto *block = new ChipBlockItem(this, first, count, QRectF(x, by, blockW, blockH));
             s->addItem(block);
             m_blocks.push_back(block);
+            if (tpu && blocksPerGroup > 1) {
+                const std::int64_t z = first - g * blocksPerGroup;
+                addCaption(count > 1 ? tr("z=%1–%2").arg(z).arg(z + count - 1) : tr("z=%1").arg(z),
+                           QRectF(x, by - labelH, blockW / 2, labelH), Qt::AlignLeft | Qt::AlignVCenter);
+            }
             if (!tpu && items <= 256) {
                 // An NVLink domain: framed, with its node number when there are few enough to read.
-                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6),
-                                         QPen(roleColor(Role::Tensor).lighter(130), 1, Qt::DashLine));
+                // Neutral ink: the frame is the hardware, not a role (it was Tensor's orange).
+                auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6), framePen);
                 frame->setZValue(-1);
-                auto *label = s->addSimpleText(count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1)
-                                                         : tr("node %1").arg(first));
-                label->setFont(small);
-                label->setBrush(text);
-                label->setPos(x, by - labelH - 1);
+                addCaption(rack ? (count > 1 ? tr("racks %1-%2").arg(first).arg(first + count - 1) : tr("rack %1").arg(first))
+                                : (count > 1 ? tr("nodes %1-%2").arg(first).arg(first + count - 1) : tr("node %1").arg(first)),
+                           QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom);
             }
         }
-        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH + labelH + 20 * k);
+        y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH);
+    }
+    if (groups > 1) {
+        // The DCN bands, one under each row of slices, joined down the right-hand side.
+        const std::int64_t gridRows = (groups + groupsPerRow - 1) / groupsPerRow;
+        const double bandLeft = left;
+        const double bandRight = left + static_cast<double>(std::min(groups, groupsPerRow)) * groupW - 2 * gap;
+        QString dcn = tr("DCN: data-center network between slices");
+        if (topo.chip().dcnBandwidth > 0)
+            dcn += QStringLiteral(" · ") + qs(model::formatBytesPerSecond(topo.chip().dcnBandwidth)) + tr(" per chip");
+        double firstBand = 0;
+        double lastBand = 0;
+        for (std::int64_t r = 0; r < gridRows; ++r) {
+            const double bandTop = head + static_cast<double>(r) * (groupH + head + dcnH) + blocksBottom + 1.5 * gap;
+            if (r == 0)
+                firstBand = bandTop;
+            lastBand = bandTop;
+            auto *band = s->addRect(QRectF(bandLeft, bandTop, bandRight - bandLeft, dcnH), QPen(Qt::NoPen), fabricFill);
+            band->setZValue(-2);
+            band->setToolTip(dcn);
+            if (r == 0) {
+                auto *label = addCaption(dcn, QRectF(bandLeft + 0.2 * dcnH, bandTop, bandRight - bandLeft - 0.4 * dcnH, dcnH),
+                                         Qt::AlignLeft | Qt::AlignVCenter);
+                label->setBrush(QColor(0x20, 0x20, 0x20));
+            }
+        }
+        if (gridRows > 1) {
+            auto *riser = s->addRect(QRectF(bandRight, firstBand, dcnH, lastBand - firstBand + dcnH), QPen(Qt::NoPen),
+                                     fabricFill);
+            riser->setZValue(-2);
+            riser->setToolTip(dcn);
+        }
     }
 
     // Direction marks and wraparound links on the first block.
     if (!m_blocks.empty()) {
         const QRectF first = m_blocks.front()->rect();
-        const auto mark = [&](const QString &t, QPointF at) {
-            auto *item = s->addSimpleText(t);
-            item->setFont(small);
-            item->setBrush(text);
-            item->setPos(at);
-            return item;
-        };
-        QPen wrapPen(text, 1.2, Qt::DashLine);
+        // Cosmetic, so the rings stay visible however far the mesh is zoomed out.
+        QPen wrapPen(p.text, 1.5, Qt::DashLine);
+        wrapPen.setCosmetic(true);
         if (tpu) {
-            mark(QStringLiteral("x →"), QPointF(first.left() + first.width() / 2, first.top() - 15 * k));
-            mark(QStringLiteral("y ↓"), QPointF(first.left() - 26 * k, first.top()));
-            if (size("z") > 1)
-                mark(tr("z → one layer per z"), QPointF(first.right() + 4, first.top() - 15 * k));
+            // "x →" shares the first layer's label row with its "z=0".
+            addCaption(QStringLiteral("x →"), QRectF(first.center().x(), first.top() - labelH, first.width() / 2, labelH),
+                       Qt::AlignRight | Qt::AlignVCenter);
+            addCaption(QStringLiteral("y ↓"), QRectF(first.left() - 1.6 * capH, first.top(), 1.4 * capH, capH),
+                       Qt::AlignRight | Qt::AlignVCenter);
+            if (m_aggregate > 1)
+                m_legendLines << tr("each tile: %1 layers of %2x%3 chips (z range above it)")
+                                     .arg(m_aggregate)
+                                     .arg(p.cols)
+                                     .arg(p.rows);
+            else if (size("z") > 1)
+                m_legendLines << tr("x → and y ↓ within a layer; z → one layer per z");
+            bool wraps = false;
             for (const auto &axis : axes) {
                 if (!axis.wraps)
                     continue;
@@ -495,30 +618,160 @@ void MeshCanvas::rebuildScene()
                     path.moveTo(first.right() + 2, first.top() + p.cell / 2);
                     path.cubicTo(first.right() + 10, first.top(), first.right() + 10, first.bottom(), first.right() + 2,
                                  first.bottom() - p.cell / 2);
+                } else if (axis.name == "z" && items > 1) {
+                    // z runs from layer to layer: the ring closes from the last layer of the first
+                    // slice back to its first, routed below the layers and up their left side.
+                    const QRectF last = m_blocks[static_cast<std::size_t>(items - 1)]->rect();
+                    const double below = first.top() + blocksBottom - labelH + 0.6 * gap;
+                    const double side = first.left() - 0.5 * gap;
+                    path.moveTo(last.center().x(), last.bottom() + 2);
+                    path.lineTo(last.center().x(), below);
+                    path.lineTo(side, below);
+                    path.lineTo(side, first.center().y());
+                    path.lineTo(first.left() - 2, first.center().y());
+                    addCaption(tr("z ring: z=%1 → z=0").arg(size("z") - 1),
+                               QRectF(side, below, std::max(last.center().x() - side, first.width()), 0.8 * gap),
+                               Qt::AlignLeft | Qt::AlignTop);
                 } else {
                     continue;
                 }
                 auto *arc = s->addPath(path, wrapPen);
                 arc->setToolTip(tr("Wraparound link on axis %1: a ring, not a line").arg(qs(axis.name)));
+                wraps = true;
             }
+            if (wraps)
+                m_legendLines << tr("dashed arcs: wraparound links (the axis is a ring), drawn on the first layer");
         } else {
-            const QRectF all = s->itemsBoundingRect();
-            const double bandY = y - 20 * k;
-            auto *band = s->addRect(QRectF(0, bandY, std::max(all.right(), 300.0), 20 * k), QPen(Qt::NoPen),
-                                    roleColor(Role::Data).lighter(170));
+            // As wide as the domains, as tall as a chip at least (a one-node plan is fitted large).
+            double right = first.right() + 3;
+            for (const auto *b : m_blocks)
+                right = std::max(right, b->rect().right() + 3);
+            const double bandH = std::max(p.pitch, meshWidth / 45);
+            auto *band = s->addRect(QRectF(-3, y, right + 3, bandH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));
             band->setZValue(-2);
             QString fabric = tr("scale-out network (fat tree)");
             if (topo.chip().scaleOut)
                 fabric += QStringLiteral(" · ")
-                          + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth)) + tr(" per node");
-            auto *label = mark(fabric, QPointF(6, bandY + 3 * k));
+                          + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth))
+                          + (rack ? tr(" per rack") : tr(" per node"));
+            auto *label = addCaption(fabric, QRectF(0.2 * bandH, y, right - 0.4 * bandH, bandH), Qt::AlignLeft | Qt::AlignVCenter);
             label->setBrush(QColor(0x20, 0x20, 0x20));
-            mark(tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu")), QPointF(first.left(), first.top() - labelH - 18 * k));
+            // Past kMaxItems nodes a box stands for several: say what it holds.
+            if (m_aggregate > 1)
+                m_legendLines << (rack ? tr("each box: %1 racks = %2 GPUs%3") : tr("each box: %1 nodes = %2 GPUs%3"))
+                                     .arg(m_aggregate)
+                                     .arg(m_aggregate * size("gpu"))
+                                     .arg(blocks % m_aggregate ? tr(" (the last box fewer)") : QString());
+            else if (rack)
+                m_legendLines << tr("each box: one rack, an NVLink domain of %1 GPUs").arg(size("gpu"));
+            else
+                m_legendLines << tr("each box: one NVLink domain of %1 GPUs").arg(size("gpu"));
         }
     }
-    s->setSceneRect(s->itemsBoundingRect().adjusted(-30, -10, 30, 10));
-    m_userZoomed = false;
+    // The mesh's extent: everything drawn in scene units, plus the room kept for captions.
+    m_meshRect = QRectF();
+    for (const QGraphicsItem *item : s->items())
+        if (!(item->flags() & QGraphicsItem::ItemIgnoresTransformations))
+            m_meshRect |= item->sceneBoundingRect();
+    for (const auto &c : m_captions)
+        m_meshRect |= c.slot;
+    if (!m_legendLines.isEmpty()) {
+        m_legend = s->addSimpleText(QString());
+        QFont legendFont = font();
+        legendFont.setPixelSize(kCaptionPx);
+        m_legend->setFont(legendFont);
+        m_legend->setBrush(p.text);
+        m_legend->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+        m_legend->setZValue(11);
+        m_legend->setToolTip(m_legendLines.join(QLatin1Char('\n')));
+    } else {
+        m_legend = nullptr;
+    }
     fitMesh();
+}
+
+QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRectF &slot, Qt::Alignment align)
+{
+    auto *item = scene()->addSimpleText(text);
+    QFont f = font();
+    f.setPixelSize(kCaptionPx);
+    item->setFont(f);
+    item->setBrush(m_paint->text);
+    item->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    item->setToolTip(text);
+    m_captions.push_back({item, slot, align});
+    return item;
+}
+
+void MeshCanvas::layoutHeader()
+{
+    if (!m_title)
+        return;
+    const int width = viewport()->width();
+    const int inner = std::max(1, width - 2 * kMargin);
+    const auto at = [this](int x, int y) { return mapToScene(QPoint(x, y)); };
+    int y = kMargin / 2;
+    m_title->setText(QFontMetricsF(m_title->font()).elidedText(m_titleText, Qt::ElideRight, inner));
+    m_title->setPos(at(kMargin, y));
+    y += static_cast<int>(std::ceil(m_title->boundingRect().height())) + 2;
+    // As many bars in a row as fit at a readable width; the rest wrap to further rows.
+    const int n = static_cast<int>(m_axisBars.size());
+    if (n > 0) {
+        const int perRow = std::clamp((inner + kMargin) / (kBarMinWidth + kMargin), 1, n);
+        const int rows = (n + perRow - 1) / perRow;
+        const int barW = std::min(kBarMaxWidth, (inner - (perRow - 1) * kMargin) / perRow);
+        for (int i = 0; i < n; ++i) {
+            const QRect r(kMargin + (i % perRow) * (barW + kMargin), y + (i / perRow) * (kBarHeight + 4), barW, kBarHeight);
+            m_axisBars[static_cast<std::size_t>(i)]->setViewRect(r);
+            m_axisBars[static_cast<std::size_t>(i)]->setPos(at(r.left(), r.top()));
+        }
+        y += rows * (kBarHeight + 4);
+    }
+    if (m_legend) {
+        QStringList lines;
+        const QFontMetricsF fm(m_legend->font());
+        for (const QString &line : m_legendLines)
+            lines << fm.elidedText(line, Qt::ElideRight, inner);
+        m_legend->setText(lines.join(QLatin1Char('\n')));
+        m_legend->setPos(at(kMargin, y));
+        y += static_cast<int>(std::ceil(m_legend->boundingRect().height()));
+    }
+    m_headerHeight = y + kMargin / 2;
+    m_headerBack->setRect(QRectF(0, 0, width, m_headerHeight));
+    m_headerBack->setPos(at(0, 0));
+}
+
+void MeshCanvas::fitCaptions()
+{
+    const double s = transform().m11();
+    for (const auto &c : m_captions) {
+        const QRectF br = c.item->boundingRect();
+        const double f = std::min({1.0, c.slot.width() * s / br.width(), c.slot.height() * s / br.height()});
+        c.item->setVisible(f * kCaptionPx >= kMinCaptionPx);
+        c.item->setScale(f);
+        const double w = br.width() * f / s;
+        const double h = br.height() * f / s;
+        const double x = c.align & Qt::AlignRight     ? c.slot.right() - w
+                         : c.align & Qt::AlignHCenter ? c.slot.center().x() - w / 2
+                                                      : c.slot.left();
+        const double y = c.align & Qt::AlignBottom    ? c.slot.bottom() - h
+                         : c.align & Qt::AlignVCenter ? c.slot.center().y() - h / 2
+                                                      : c.slot.top();
+        c.item->setPos(x, y);
+    }
+}
+
+void MeshCanvas::viewChanged()
+{
+    if (m_meshRect.isEmpty())
+        return;
+    layoutHeader();
+    // The scene rectangle reaches above the mesh by the header's height at this zoom, so the
+    // top of the mesh can always be scrolled clear of the header.
+    const double s = transform().m11();
+    setSceneRect(m_meshRect.adjusted(-kMargin / s, -(m_headerHeight + kMargin) / s, kMargin / s, kMargin / s));
+    layoutHeader();
+    fitCaptions();
 }
 
 void MeshCanvas::updateAxisBars()
@@ -540,18 +793,27 @@ void MeshCanvas::updateAxisBars()
 
 void MeshCanvas::fitMesh()
 {
-    if (scene())
-        fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    m_userZoomed = false;
+    if (m_meshRect.isEmpty())
+        return;
+    layoutHeader(); // its height depends on the width only
+    const QRectF area = QRectF(viewport()->rect()).adjusted(kMargin, m_headerHeight + kMargin, -kMargin, -kMargin);
+    if (area.width() < 1 || area.height() < 1)
+        return;
+    // Small meshes (8 chips) fill the view too, but chips stop growing at kMaxPitchPx.
+    const double s = std::min({area.width() / m_meshRect.width(), area.height() / m_meshRect.height(),
+                               kMaxPitchPx / m_paint->pitch});
+    setTransform(QTransform::fromScale(s, s));
+    viewChanged();
 }
 
 MeshCanvas::DropTarget MeshCanvas::dropTargetAt(const QPoint &viewportPos) const
 {
-    const QPointF pos = mapToScene(viewportPos);
     for (const auto *bar : m_axisBars) {
-        const QRectF r = bar->rect();
-        if (!r.contains(pos))
+        const QRect r = bar->viewRect();
+        if (!r.contains(viewportPos))
             continue;
-        const double f = (pos.x() - r.left()) / r.width();
+        const double f = (viewportPos.x() - r.left() + 0.5) / r.width();
         return {bar->axis(), f < kSplitZone || f > 1 - kSplitZone};
     }
     return {};
@@ -559,6 +821,8 @@ MeshCanvas::DropTarget MeshCanvas::dropTargetAt(const QPoint &viewportPos) const
 
 std::int64_t MeshCanvas::chipAt(const QPoint &viewportPos) const
 {
+    if (viewportPos.y() < m_headerHeight)
+        return -1; // chips scrolled under the header are hidden
     const QPointF pos = mapToScene(viewportPos);
     for (QGraphicsItem *item : scene()->items(pos)) {
         if (const auto *block = dynamic_cast<ChipBlockItem *>(item))
@@ -582,7 +846,7 @@ QRectF MeshCanvas::axisBarRect(int axis) const
 {
     for (const auto *bar : m_axisBars)
         if (bar->axis() == axis)
-            return bar->rect();
+            return mapToScene(bar->viewRect()).boundingRect();
     return {};
 }
 
@@ -767,6 +1031,7 @@ void MeshCanvas::wheelEvent(QWheelEvent *event)
     const double factor = std::pow(1.0015, event->angleDelta().y());
     scale(factor, factor);
     m_userZoomed = true;
+    viewChanged();
     event->accept();
 }
 
@@ -775,6 +1040,14 @@ void MeshCanvas::resizeEvent(QResizeEvent *event)
     QGraphicsView::resizeEvent(event);
     if (!m_userZoomed)
         fitMesh();
+    else
+        viewChanged();
+}
+
+void MeshCanvas::scrollContentsBy(int dx, int dy)
+{
+    QGraphicsView::scrollContentsBy(dx, dy);
+    layoutHeader(); // the header stays put while the mesh pans under it
 }
 
 } // namespace meshplan::views

@@ -11,6 +11,9 @@
 
 #include <QGraphicsView>
 
+class QGraphicsRectItem;
+class QGraphicsSimpleTextItem;
+
 #include <memory>
 #include <optional>
 #include <vector>
@@ -39,10 +42,13 @@ public:
     void setPlan(const model::Plan &plan, const model::Evaluation *evaluation);
 
     DropTarget dropTargetAt(const QPoint &viewportPos) const;
+    /// Height in viewport pixels of the header (title, axis bars, legend) pinned above the mesh.
+    int headerHeight() const { return m_headerHeight; }
     /// The chip drawn at `viewportPos`, or -1 (also -1 over an aggregated block).
     std::int64_t chipAt(const QPoint &viewportPos) const;
     /// Scene rectangle of a chip's cell (empty if it is not drawn on its own).
     QRectF chipRect(std::int64_t chip) const;
+    /// Scene rectangle an axis bar covers at the current zoom (the bars are laid out in pixels).
     QRectF axisBarRect(int axis) const;
     /// Highlights `chip`'s groups (tensor group, pipeline stage, FSDP group, ...); -1 clears.
     void setHoveredChip(std::int64_t chip);
@@ -56,7 +62,7 @@ public:
     int blockCount() const { return static_cast<int>(m_blocks.size()); }
     /// Chips per drawn block when blocks stand for several nodes or layers (1 when not aggregated).
     std::int64_t blocksPerItem() const { return m_aggregate; }
-    /// Fits the whole mesh in the view.
+    /// Fits the whole mesh in the view below the header, and follows later resizes again.
     void fitMesh();
 
     // Read by the items while painting.
@@ -81,15 +87,37 @@ protected:
     void wheelEvent(QWheelEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void changeEvent(QEvent *event) override;
+    void scrollContentsBy(int dx, int dy) override;
 
 private:
+    /// Text tied to a place on the mesh: drawn at a fixed pixel size, shrunk only to fit `slot`
+    /// (scene units) and hidden when even that would be too small to read.
+    struct Caption {
+        QGraphicsSimpleTextItem *item = nullptr;
+        QRectF slot;
+        Qt::Alignment align;
+    };
+
     void rebuildScene();
     void updateAxisBars();
     void setDropHover(DropTarget target);
+    QGraphicsSimpleTextItem *addCaption(const QString &text, const QRectF &slot, Qt::Alignment align);
+    /// After any zoom, pan or resize: the header back at the top, captions sized for the zoom.
+    void viewChanged();
+    void layoutHeader();
+    void fitCaptions();
 
     std::unique_ptr<Paint> m_paint;
     std::vector<ChipBlockItem *> m_blocks;
     std::vector<AxisBarItem *> m_axisBars;
+    std::vector<Caption> m_captions;
+    QGraphicsRectItem *m_headerBack = nullptr;
+    QGraphicsSimpleTextItem *m_title = nullptr;
+    QGraphicsSimpleTextItem *m_legend = nullptr;
+    QString m_titleText;
+    QStringList m_legendLines;
+    QRectF m_meshRect; // scene units: chips, frames and their captions, without the header
+    int m_headerHeight = 0;
     std::string m_meshKey;
     std::int64_t m_hovered = -1;
     std::int64_t m_aggregate = 1;

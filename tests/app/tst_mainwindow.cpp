@@ -17,6 +17,9 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
 #include <QMimeData>
 #include <QProcess>
 #include <QSpinBox>
@@ -73,6 +76,20 @@ QPoint meshPoint(meshplan::views::MeshCanvas *canvas)
     return canvas->mapFromScene(canvas->chipRect(0).center());
 }
 
+/// The canvas's visible text items with their height on screen in pixels.
+QList<QPair<QString, double>> canvasTexts(meshplan::views::MeshCanvas *canvas)
+{
+    QList<QPair<QString, double>> out;
+    const QTransform view = canvas->viewportTransform();
+    for (QGraphicsItem *item : canvas->scene()->items()) {
+        const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item);
+        if (!text || !text->isVisible())
+            continue;
+        out.append({text->text(), text->deviceTransform(view).mapRect(text->boundingRect()).height()});
+    }
+    return out;
+}
+
 int distinctColours(const QImage &image)
 {
     QSet<QRgb> colours;
@@ -95,6 +112,14 @@ private:
     MainWindow &window() { return *m_window; }
     meshplan::app::PlanDocument &doc() { return *m_window->document(); }
     meshplan::views::MeshCanvas *canvas() { return m_window->canvas(); }
+    /// Whether the canvas's legend (its tooltip holds the unelided lines) has this line.
+    bool legendSays(const QString &line)
+    {
+        for (QGraphicsItem *item : canvas()->scene()->items())
+            if (dynamic_cast<QGraphicsSimpleTextItem *>(item) && item->toolTip().split(QLatin1Char('\n')).contains(line))
+                return true;
+        return false;
+    }
 
 private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
@@ -349,11 +374,162 @@ private slots:
         QCOMPARE(doc().plan().topology.chipCount(), 16384);
         QCOMPARE(canvas()->blockCount(), 2048);
         QCOMPARE(canvas()->blocksPerItem(), 1);
+        QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
         QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 100000}, {"gpus_per_node", 8}}}}));
         QCOMPARE(doc().plan().topology.chipCount(), 800000);
         QVERIFY(canvas()->blockCount() <= 2048);
         QCOMPARE(canvas()->blocksPerItem(), 49); // ceil(100000 / 2048)
+        // Review 5: the legend said "one NVLink domain of 8 GPUs" of boxes holding 49 nodes.
+        QVERIFY(legendSays(QStringLiteral("each box: 49 nodes = 392 GPUs (the last box fewer)")));
+        QVERIFY(!legendSays(QStringLiteral("one NVLink domain")));
         QVERIFY(!window().grab().isNull());
+    }
+
+    void canvasTextReadsAtAnyFit_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<QString>("plan");
+        QTest::newRow("default 1024x700") << QSize(1024, 700) << QString();
+        QTest::newRow("default 1600x1000") << QSize(1600, 1000) << QString();
+        QTest::newRow("405B H100 1600x1000") << QSize(1600, 1000) << QStringLiteral("llama-3-405b-h100-16k.meshplan");
+        QTest::newRow("multislice 1024x700") << QSize(1024, 700) << QStringLiteral("llama-3-8b-v5e-multislice.meshplan");
+    }
+
+    // Review 5: labels were scene items that shrank with the fitted mesh (5 px at 1024x700).
+    void canvasTextReadsAtAnyFit()
+    {
+        QFETCH(QSize, size);
+        QFETCH(QString, plan);
+        if (!plan.isEmpty())
+            QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/") + plan));
+        window().resize(size);
+        QApplication::processEvents();
+        canvas()->fitMesh();
+        const auto texts = canvasTexts(canvas());
+        bool title = false;
+        for (const auto &[text, height] : texts) {
+            QVERIFY2(height >= 9.5, qPrintable(QStringLiteral("%1: %2 px").arg(text).arg(height)));
+            title = title || text.startsWith(QString::fromStdString(doc().plan().model.name));
+        }
+        QVERIFY(title);
+        // The axis bars keep their pixel size, stay below the title and still take drops.
+        for (int axis = 0; axis < canvas()->axisLabels().size(); ++axis) {
+            const QRect bar = canvas()->mapFromScene(canvas()->axisBarRect(axis)).boundingRect();
+            QVERIFY2(bar.height() >= 40 && bar.width() >= 140, qPrintable(QString::number(bar.width())));
+            QCOMPARE(canvas()->dropTargetAt(axisPoint(canvas(), axis, 0.5)).axis, axis);
+            QVERIFY(bar.bottom() < canvas()->headerHeight());
+        }
+        // The first chip is drawn below the header, not under it.
+        if (!canvas()->chipRect(0).isEmpty())
+            QVERIFY(meshPoint(canvas()).y() > canvas()->headerHeight());
+    }
+
+    /// Review 5: a v4 4x4x4 read as a 12x4 block plus a 4x4 block.
+    void tellsTorusLayersApart()
+    {
+        QVERIFY(window().dropHardware({{"chip", "tpu-v4"}, {"topology", {4, 4, 4}}}));
+        QCOMPARE(canvas()->blockCount(), 4);
+        QStringList texts;
+        for (const auto &t : canvasTexts(canvas()))
+            texts << t.first;
+        for (int z = 0; z < 4; ++z)
+            QVERIFY2(texts.contains(QStringLiteral("z=%1").arg(z)), qPrintable(texts.join(QLatin1Char('|'))));
+        // Layers are set apart by much more than the gap between chips, and no layer sits alone.
+        const auto layer = [this](int z) { return canvas()->chipRect(16 * z) | canvas()->chipRect(16 * z + 15); };
+        const double chipGap = canvas()->chipRect(1).left() - canvas()->chipRect(0).right();
+        QSet<double> rowTops;
+        for (int z = 0; z < 4; ++z)
+            rowTops.insert(layer(z).top());
+        QVERIFY(rowTops.size() == 1 || rowTops.size() == 2);
+        for (int z = 1; z < 4; ++z) {
+            if (layer(z).top() == layer(z - 1).top())
+                QVERIFY(layer(z).left() - layer(z - 1).right() > 4 * chipGap);
+        }
+    }
+
+    /// Review 5: z rings had no mark, and slices had no DCN link between them.
+    void drawsRingsAndTheDcn()
+    {
+        const auto toolTips = [this](const QString &needle) {
+            int n = 0;
+            for (QGraphicsItem *item : canvas()->scene()->items())
+                n += item->toolTip().contains(needle) ? 1 : 0;
+            return n;
+        };
+        const auto hasText = [this](const QString &needle) {
+            for (const auto &t : canvasTexts(canvas()))
+                if (t.first.contains(needle))
+                    return true;
+            return false;
+        };
+        QVERIFY(window().dropHardware({{"chip", "tpu-v4"}, {"topology", {4, 4, 4}}}));
+        QCOMPARE(toolTips(QStringLiteral("Wraparound link on axis")), 3); // x, y and z
+        QVERIFY(hasText(QStringLiteral("z ring: z=3 → z=0")));
+        QVERIFY(hasText(QStringLiteral("dashed arcs: wraparound links")));
+        QCOMPARE(toolTips(QStringLiteral("data-center network")), 0);
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-8b-v5e-multislice.meshplan")));
+        // One stem per slice, the band of each row of slices, and the riser joining them.
+        QVERIFY(toolTips(QStringLiteral("data-center network")) >= 4 + 1);
+        QVERIFY(hasText(QStringLiteral("DCN")));
+    }
+
+    /// Review 5: node names were struck through by the dashed NVLink frame (a fixed 14-unit row).
+    void nodeNamesClearTheirFrames()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan")));
+        const QTransform view = canvas()->viewportTransform();
+        int named = 0;
+        for (QGraphicsItem *item : canvas()->scene()->items()) {
+            const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item);
+            if (!text || !text->isVisible() || !text->text().startsWith(QStringLiteral("node ")))
+                continue;
+            const int node = text->text().mid(5).toInt();
+            const QRectF onScreen = text->deviceTransform(view).mapRect(text->boundingRect());
+            const double frameTop = canvas()->mapFromScene(canvas()->chipRect(8 * node).topLeft()).y() - 3 * view.m22();
+            QVERIFY2(onScreen.bottom() <= frameTop + 0.5, qPrintable(text->text()));
+            QVERIFY(onScreen.height() >= 9.5);
+            ++named;
+        }
+        QCOMPARE(named, 16);
+        // Review 5: the frames took Tensor's orange even with no tensor role; they are ink now.
+        int frames = 0;
+        for (QGraphicsItem *item : canvas()->scene()->items()) {
+            const auto *rect = dynamic_cast<QGraphicsRectItem *>(item);
+            if (!rect || rect->pen().style() != Qt::DashLine)
+                continue;
+            QCOMPARE(rect->pen().color().rgb(), canvas()->palette().color(QPalette::Text).rgb());
+            ++frames;
+        }
+        QCOMPARE(frames, 16);
+    }
+
+    /// Review 5: NVL72 racks were labelled "node N".
+    void namesNvl72DomainsRacks()
+    {
+        QVERIFY(window().dropHardware({{"chip", "gb200"}, {"topology", {{"nodes", 8}, {"gpus_per_node", 72}}}}));
+        QStringList texts;
+        for (QGraphicsItem *item : canvas()->scene()->items())
+            if (const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item))
+                texts << text->text();
+        for (int rack = 0; rack < 8; ++rack)
+            QVERIFY2(texts.contains(QStringLiteral("rack %1").arg(rack)), qPrintable(texts.join(QLatin1Char('|'))));
+        QVERIFY(!texts.contains(QStringLiteral("node 0")));
+        QVERIFY(legendSays(QStringLiteral("each box: one rack, an NVLink domain of 72 GPUs")));
+        // Eight-GPU nodes stay nodes.
+        QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 4}, {"gpus_per_node", 8}}}}));
+        QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
+    }
+
+    /// Review 5: an 8-chip v5p 2x2x2 or a v5e 4x4 filled about 15% of the canvas.
+    void fitsSmallMeshesLarger()
+    {
+        for (const json &topology : {json{2, 2, 2}, json{4, 4}}) {
+            QVERIFY(window().dropHardware({{"chip", topology.size() == 3 ? "tpu-v5p" : "tpu-v5e"}, {"topology", topology}}));
+            QApplication::processEvents();
+            const QRect chip = canvas()->mapFromScene(canvas()->chipRect(0)).boundingRect();
+            QVERIFY2(chip.width() >= 40, qPrintable(QString::number(chip.width())));
+            QVERIFY2(chip.width() <= 80, qPrintable(QString::number(chip.width()))); // but not absurdly
+        }
     }
 
     void refusesABadFileAndKeepsTheDocument()
