@@ -122,6 +122,10 @@ struct ServingExtras {
     double decodeComputeS = 0;
     double decodeCommunicationS = 0;
     double decodeBookStepS = 0;     ///< the book's formula: max(FLOPs, weights) + KV, no comms or overheads
+    /// Decode's model FLOPs utilization: one step's matmul FLOPs per chip over (step time x the
+    /// chip's listed peak). Small by nature below the critical batch, where weights are read
+    /// for few tokens; the training MFU's counterpart for the serving summary.
+    double decodeMfu = 0;
     double prefillReplicas = 0;
     double decodeReplicas = 0;
     double batchPerReplica = 0;

@@ -509,6 +509,8 @@ std::optional<Error> InferenceCost::run()
     x.decodeComputeS = decode.flops;
     x.decodeCommunicationS = decode.comms;
     x.decodeBookStepS = decode.compute + decode.kv;
+    if (const double listed = m_chip.peakFlops(m_spec.computeDtype); listed > 0 && r.decodeStepS > 0)
+        x.decodeMfu = decode.flops * m_peak / (r.decodeStepS * listed);
     x.prefillReplicas = prefillReplicas;
     x.decodeReplicas = decodeReplicas;
     x.batchPerReplica = batch;

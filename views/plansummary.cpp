@@ -3,6 +3,7 @@
 #include "units.h"
 
 #include <QCoreApplication>
+#include <QLocale>
 
 namespace meshplan::views {
 
@@ -39,7 +40,34 @@ QString rate(double perSecond)
         return num(perSecond / 1e6) + QStringLiteral("M");
     if (perSecond >= 1e3)
         return num(perSecond / 1e3) + QStringLiteral("k");
-    return num(perSecond);
+    // Three significant figures however small: 0.606, not 0.00.
+    return QString::number(perSecond, 'g', 3);
+}
+
+/// The binding resource in words (Evaluation::bound is a code).
+QString boundWords(const std::string &bound)
+{
+    if (bound == "compute")
+        return tr("compute (matmul FLOPs)");
+    if (bound == "hbm")
+        return tr("HBM bandwidth");
+    if (bound == "ici")
+        return tr("ICI links");
+    if (bound == "dcn")
+        return tr("DCN (between slices)");
+    if (bound == "nvlink")
+        return tr("NVLink");
+    if (bound == "scale-out")
+        return tr("scale-out network");
+    if (bound == "memory-capacity")
+        return tr("HBM capacity");
+    return qs(bound);
+}
+
+/// Money with cents below $100 and thousands separated above: $0.42, $1,234.
+QString dollars(double amount)
+{
+    return QStringLiteral("$") + QLocale(QLocale::English).toString(amount, 'f', amount < 100 ? 2 : 0);
 }
 
 QString row(const QString &name, const QString &value)
@@ -52,8 +80,17 @@ QString row(const QString &name, const QString &value)
 QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation)
 {
     if (!evaluation) {
-        return QStringLiteral("<p style='color:#c0392b'><b>%1</b><br>%2</p>")
-            .arg(tr("This plan cannot be evaluated."), qs(evaluation.error().toString()).toHtmlEscaped());
+        // The same rows as always, empty, so the summary keeps its shape while a plan is being fixed.
+        const QString none = QStringLiteral("—");
+        QString html = QStringLiteral("<p style='color:#c0392b'><b>%1</b><br>%2</p><table>")
+                           .arg(tr("This plan cannot be evaluated."), qs(evaluation.error().toString()).toHtmlEscaped());
+        const bool training = plan.kind == model::WorkloadKind::Training;
+        html += row(tr("Fits"), none);
+        html += row(training ? tr("Step time") : tr("Decode step"), none);
+        html += row(training ? tr("MFU") : tr("Decode MFU"), none);
+        html += row(tr("Tokens/s"), none);
+        html += row(tr("Bound by"), none);
+        return html + QStringLiteral("</table>");
     }
     const auto &e = *evaluation;
     QString html;
@@ -77,11 +114,12 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
         html += row(tr("Time to first token"), secs(i.timeToFirstTokenS));
         html += row(tr("Decode step"), secs(i.decodeStepS));
         html += row(tr("Tokens/s"), rate(i.tokensPerS) + tr(" (%1 per chip)").arg(rate(i.tokensPerSPerChip)));
+        html += row(tr("Decode MFU"), num(100.0 * e.serving.decodeMfu) + QStringLiteral("%"));
         html += row(tr("Largest batch that fits"), num(e.serving.maxBatch));
         if (e.serving.costPerMillionTokens > 0)
-            html += row(tr("Cost per 1M tokens"), QStringLiteral("$") + num(e.serving.costPerMillionTokens));
+            html += row(tr("Cost per 1M tokens"), dollars(e.serving.costPerMillionTokens));
     }
-    html += row(tr("Bound by"), qs(e.bound));
+    html += row(tr("Bound by"), boundWords(e.bound));
     html += row(tr("Chips"), QString::number(e.chips));
     html += QStringLiteral("</table>");
     if (!e.warnings.empty()) {

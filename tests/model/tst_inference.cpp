@@ -101,6 +101,23 @@ private slots:
         QVERIFY(std::fabs(small.kvCacheBytesPerToken - 163840) < 1e-9);
     }
 
+    // Decode MFU: one step's matmul FLOPs per chip, 2 x (params - input embedding) x B / chips,
+    // over (step x listed peak). LLaMA-2 13B, batch 16 on 8 v5e (ideal): 2 x 12.85e9 x 16 / 8 =
+    // 5.14e10 FLOPs in a step of ~20 ms at 1.97e14: ~1.3%, the book's point that decode far below
+    // the critical batch (240) wastes the MXUs. Doubling the batch nearly doubles it.
+    void decodeMfuIsMatmulFlopsOverStepTimesPeak()
+    {
+        const auto e = run(servingPlan("llama-2-13b", {4, 2}, 8, 16, 8192, 1));
+        const double matmulParams = double(countParams(*ModelCatalog::builtin().find("llama-2-13b")).total) - 32000.0 * 5120;
+        const double flopsPerChip = 2.0 * matmulParams * 16 / 8;
+        const double want = flopsPerChip / (e.inference->decodeStepS * 1.97e14);
+        QVERIFY2(std::fabs(e.serving.decodeMfu - want) < 0.02 * want,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(e.serving.decodeMfu).arg(want)));
+        QVERIFY(e.serving.decodeMfu > 0.005 && e.serving.decodeMfu < 0.03);
+        const auto half = run(servingPlan("llama-2-13b", {4, 2}, 8, 8, 8192, 1));
+        QVERIFY(half.serving.decodeMfu < e.serving.decodeMfu);
+    }
+
     void criticalBatchDependsOnWeightDtype()
     {
         const auto bf16 = run(servingPlan("llama-3-8b", {2, 2}, 4, 8, 1024, 16));
