@@ -7,6 +7,7 @@
 #include "chartstyle.h"
 #include "dragmime.h"
 #include "hfconfig.h"
+#include "importedmodels.h"
 #include "memorychart.h"
 #include "meshcanvas.h"
 #include "oproofline.h"
@@ -80,6 +81,11 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     m_canvas = new views::MeshCanvas(this);
     setCentralWidget(m_canvas);
     createDocks();
+    // The models imported in earlier sessions, oldest first so the newest ends up last.
+    const auto imported = ImportedModels::list();
+    for (auto it = imported.rbegin(); it != imported.rend(); ++it)
+        if (auto spec = model::modelFromHfConfig(it->config, "config"))
+            views::addImportedModelCard(m_models, *spec, {{"hf_config", it->config}}, it->name);
     createActions();
 
     m_summaryLabel = new QLabel(this);
@@ -374,9 +380,14 @@ void MainWindow::updateRecentMenu()
 {
     m_recentMenu->clear();
     const QStringList files = RecentFiles::list();
-    for (const QString &path : files)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFileAfterSaving(path); })
-            ->setToolTip(path);
+    for (const QString &path : files) {
+        // Two plan.meshplan in different folders are told apart by their folder.
+        const QString name = QFileInfo(path).fileName();
+        const auto same = std::count_if(files.begin(), files.end(),
+                                        [&](const QString &other) { return QFileInfo(other).fileName() == name; });
+        const QString text = same > 1 ? QStringLiteral("%1 — %2").arg(name, QFileInfo(path).absolutePath()) : name;
+        m_recentMenu->addAction(text, this, [this, path] { openFileAfterSaving(path); })->setToolTip(path);
+    }
     if (!files.isEmpty()) {
         m_recentMenu->addSeparator();
         m_recentMenu->addAction(tr("Clear list"), this, [this] {
@@ -475,7 +486,16 @@ bool MainWindow::openFile(const QString &path)
         RecentFiles::add(path);
         updateRecentMenu();
     }
-    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    // A plan of an imported model brings its card back, so it can be dropped on other plans.
+    const nlohmann::json &modelRef = m_document->json().value("model", nlohmann::json());
+    if (modelRef.is_object() && modelRef.contains("hf_config"))
+        if (auto spec = model::modelFromHfConfig(modelRef["hf_config"], "model.hf_config"))
+            views::addImportedModelCard(m_models, *spec, modelRef, qs(spec->name));
+    const auto &evaluation = m_document->evaluation();
+    statusBar()->showMessage(evaluation ? tr("Opened %1").arg(path)
+                                        : tr("Opened %1; it cannot be evaluated yet: %2")
+                                              .arg(path, qs(evaluation.error().toString())),
+                             evaluation ? 5000 : 15000);
     return true;
 }
 
@@ -502,7 +522,10 @@ bool MainWindow::importHfConfig(const QString &path)
         return false;
     }
     const nlohmann::json modelRef = {{"hf_config", *text}};
-    views::addImportedModelCard(m_models, *spec, modelRef);
+    const QString name = ImportedModels::nameFor(path);
+    views::addImportedModelCard(m_models, *spec, modelRef, name);
+    if (m_recordsRecent)
+        ImportedModels::add(name, *text);
     return dropModel(modelRef);
 }
 

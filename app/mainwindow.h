@@ -63,8 +63,8 @@ public:
     /// Interactive windows ask with dialogs (unsaved changes, errors); a non-interactive one
     /// (tests, --screenshot) only records the message in lastError() and the status bar.
     void setInteractive(bool interactive) { m_interactive = interactive; }
-    /// Whether opening and saving add to File > Open Recent (off for --screenshot runs, which
-    /// should leave the user's settings as they were).
+    /// Whether opening, saving and importing are remembered (File > Open Recent, imported
+    /// model cards); off for --screenshot runs, which leave the user's settings as they were.
     void setRecordsRecentFiles(bool records) { m_recordsRecent = records; }
     QString lastError() const { return m_lastError; }
 

@@ -53,22 +53,34 @@ QString modelToolTip(const model::ModelSpec &spec)
 
 QString chipNumbers(const model::Chip &chip)
 {
-    return qs(model::formatBytes(static_cast<double>(chip.hbmBytes), true)) + QStringLiteral(" HBM, ")
+    return qs(model::formatBytes(static_cast<double>(chip.hbmBytes), true)) + QStringLiteral(" HBM · ")
            + qs(model::formatFlopsPerSecond(chip.listedPeakFlops(model::DType::Bf16))) + QStringLiteral(" bf16");
 }
 
+/// "16x20x28 · 8960 chips" or "32 x 8 GPUs · 256 chips", then the chip's numbers on a line of
+/// their own, so a narrow palette never breaks a figure from its unit.
 QString hardwareSize(const nlohmann::json &hardware, const model::Chip &chip)
 {
     const auto &topo = hardware.at("topology");
+    std::int64_t chips = 1;
+    QString size;
     if (chip.ici) {
         QStringList dims;
-        for (const auto &d : topo)
+        for (const auto &d : topo) {
             dims << QString::number(d.get<int>());
-        return dims.join(QLatin1Char('x'));
+            chips *= d.get<int>();
+        }
+        chips *= hardware.value("slices", 1);
+        size = dims.join(QLatin1Char('x'));
+        if (hardware.value("slices", 1) > 1)
+            size += tr(" x %1 slices").arg(hardware.value("slices", 1));
+    } else {
+        const int nodes = topo.at("nodes").get<int>();
+        const int gpus = topo.at("gpus_per_node").get<int>();
+        chips = std::int64_t(nodes) * gpus;
+        size = tr("%1 x %2 GPUs").arg(nodes).arg(gpus);
     }
-    const int nodes = topo.at("nodes").get<int>();
-    const int gpus = topo.at("gpus_per_node").get<int>();
-    return tr("%1 x %2 GPUs").arg(nodes).arg(gpus);
+    return size + tr(" · %1 chips").arg(chips) + QStringLiteral("\n");
 }
 
 } // namespace
@@ -80,11 +92,18 @@ void fillModelCards(CardList *list)
         list->addCard(qs(spec.name), paramsText(spec), modelToolTip(spec), spec.id, QColor(0x6a, 0x5a, 0xcd));
 }
 
-void addImportedModelCard(CardList *list, const model::ModelSpec &spec, const nlohmann::json &modelRef)
+QListWidgetItem *addImportedModelCard(CardList *list, const model::ModelSpec &spec, const nlohmann::json &modelRef,
+                                      const QString &name)
 {
-    auto *item = list->addCard(qs(spec.name) + tr(" (imported)"), paramsText(spec), modelToolTip(spec), modelRef,
+    for (int row = 0; row < list->count(); ++row)
+        if (CardList::payload(list->item(row)) == modelRef) {
+            list->scrollToItem(list->item(row));
+            return list->item(row);
+        }
+    auto *item = list->addCard(name + tr(" (imported)"), paramsText(spec), modelToolTip(spec), modelRef,
                                QColor(0x88, 0x88, 0x88));
     list->scrollToItem(item);
+    return item;
 }
 
 void fillHardwareCards(CardList *list)
@@ -94,7 +113,7 @@ void fillHardwareCards(CardList *list)
         const model::Chip *chip = chips.find(cluster.hardware.at("chip").get<std::string>());
         if (!chip)
             continue;
-        list->addCard(qs(cluster.name), hardwareSize(cluster.hardware, *chip) + QStringLiteral(" · ") + chipNumbers(*chip),
+        list->addCard(qs(cluster.name), hardwareSize(cluster.hardware, *chip) + chipNumbers(*chip),
                       QStringLiteral("<b>%1</b><br>%2<br><i>%3</i>")
                           .arg(qs(cluster.name).toHtmlEscaped(), qs(cluster.description).toHtmlEscaped(),
                                tr("Drag onto the mesh to use this cluster.")),
@@ -102,7 +121,7 @@ void fillHardwareCards(CardList *list)
     }
     for (const auto &chip : chips.chips()) {
         const auto hardware = model::defaultHardwareFor(chip);
-        list->addCard(qs(chip.name), hardwareSize(hardware, chip) + QStringLiteral(" · ") + chipNumbers(chip),
+        list->addCard(qs(chip.name), hardwareSize(hardware, chip) + chipNumbers(chip),
                       QStringLiteral("<b>%1</b><br>%2<br><i>%3</i>")
                           .arg(qs(chip.name).toHtmlEscaped(), chipNumbers(chip),
                                tr("Drag onto the mesh; resize it in the inspector.")),

@@ -4,6 +4,7 @@
 #include "autosaver.h"
 #include "cardlist.h"
 #include "chartpanel.h"
+#include "importedmodels.h"
 #include "mainwindow.h"
 #include "memorychart.h"
 #include "meshcanvas.h"
@@ -126,6 +127,7 @@ private slots:
 
     void init()
     {
+        meshplan::app::ImportedModels::clear(); // each test starts from the built-in palettes
         m_window = std::make_unique<MainWindow>(nullptr, m_autosave.path());
         m_window->setInteractive(false);
         m_window->resize(1500, 950);
@@ -245,6 +247,26 @@ private slots:
         QVERIFY(doc().json().at("model").contains("hf_config"));
         QVERIFY(doc().plan().model.moe.has_value());
         QCOMPARE(doc().plan().model.moe->experts, 8);
+    }
+
+    // An imported model keeps one card however often it is imported, is named after its file
+    // ("mixtral-8x7b (imported)"), and is in the palette again in the next window (settings).
+    void importedModelsAreKeptOnce()
+    {
+        const QString path = QStringLiteral(MESHPLAN_TEST_DATA "/hf-configs/mixtral-8x7b.json");
+        const int before = window().modelPalette()->count();
+        QVERIFY(window().importHfConfig(path));
+        QVERIFY(window().importHfConfig(path));
+        QCOMPARE(window().modelPalette()->count(), before + 1);
+        QCOMPARE(window().modelPalette()->item(before)->text().section(u'\n', 0, 0),
+                 QStringLiteral("mixtral-8x7b (imported)"));
+        QCOMPARE(meshplan::app::ImportedModels::nameFor(QStringLiteral("/models/Meta-Llama-3-8B/config.json")),
+                 QStringLiteral("Meta-Llama-3-8B"));
+
+        MainWindow next(nullptr, m_autosave.path());
+        QCOMPARE(next.modelPalette()->count(), before + 1);
+        QVERIFY(next.modelPalette()->item(before)->text().startsWith(QStringLiteral("mixtral-8x7b (imported)")));
+        meshplan::app::ImportedModels::clear();
     }
 
     void inspectorEditsAreUndoable()
