@@ -45,7 +45,7 @@ struct Sample {
     double ratio = 0;
 };
 
-Sample sampleOf(const Evaluation &e, double x, std::int64_t globalBatch, bool current)
+Sample sampleOf(const Evaluation &e, double x, std::int64_t globalBatch, int microbatches, bool current)
 {
     Sample s;
     ScalingPoint &p = s.point;
@@ -59,6 +59,8 @@ Sample sampleOf(const Evaluation &e, double x, std::int64_t globalBatch, bool cu
     p.fits = e.memory.fits;
     p.bound = e.bound;
     p.current = current;
+    p.bubbleS = e.step.bubble;
+    p.microbatches = microbatches;
     s.ratio = linkRatio(e);
     return s;
 }
@@ -155,29 +157,36 @@ Expected<ScalingSweep> sweepPerChipBatch(const Plan &plan, CostMode mode)
         return base.error();
 
     const std::int64_t batch = plan.training.globalBatch;
+    const int microbatches = plan.parallelism.microbatches;
+    ScalingSweep sweep;
     std::vector<Sample> samples;
     for (int k = -6; k <= 6; ++k) {
         const std::int64_t scale = std::int64_t(1) << std::abs(k);
-        if (k < 0 && batch % scale != 0)
+        if (k < 0 && batch % scale != 0) {
+            if (k == -1)
+                sweep.belowLimit = "a batch of " + std::to_string(batch) + " sequences cannot be halved";
             continue; // whole sequences only
+        }
         const std::int64_t sequences = k < 0 ? batch / scale : batch * scale;
         Sample sample;
         if (k == 0) {
-            sample = sampleOf(base.value(), base->critical.tokensPerChip, batch, true);
+            sample = sampleOf(base.value(), base->critical.tokensPerChip, batch, microbatches, true);
         } else {
             Plan p = plan;
             p.training.globalBatch = sequences;
             auto e = evaluate(p, mode); // refuses fewer sequences than shards x microbatches
-            if (!e || !(e->critical.tokensPerChip > 0))
+            if (!e || !(e->critical.tokensPerChip > 0)) {
+                if (!e && (k == -1 || k == 1))
+                    (k < 0 ? sweep.belowLimit : sweep.aboveLimit) = e.error().message;
                 continue;
-            sample = sampleOf(e.value(), e->critical.tokensPerChip, sequences, false);
+            }
+            sample = sampleOf(e.value(), e->critical.tokensPerChip, sequences, microbatches, false);
         }
         if (!samples.empty() && !(sample.point.x > samples.back().point.x))
             continue; // rounding to whole sequences per shard gave the same per-chip batch
         samples.push_back(std::move(sample));
     }
 
-    ScalingSweep sweep;
     sweep.points = pointsOf(samples);
     sweep.crossoverX = crossoverOf(samples, true);
     sweep.bookCriticalX = criticalTokens(base.value(), batchRole(plan));
@@ -206,13 +215,9 @@ Expected<ScalingSweep> sweepChipCount(const Plan &plan, CostMode mode)
     const std::int64_t chipsPerUnit = plan.topology.chipCount() / std::max<std::int64_t>(1, units);
     const PlanEdits edits;
 
-    std::vector<Sample> samples;
-    for (int k = -4; k <= 4; ++k) {
+    // The plan at 2^k times its chips, or why there is none.
+    const auto scaledBy = [&](int k) -> Expected<Sample> {
         const std::int64_t scale = std::int64_t(1) << std::abs(k);
-        if (k == 0) {
-            samples.push_back(sampleOf(base.value(), double(base->chips), plan.training.globalBatch, true));
-            continue;
-        }
         json scaled = hardware;
         std::int64_t chips = 0;
         if (k < 0 && units % scale != 0) {
@@ -220,14 +225,14 @@ Expected<ScalingSweep> sweepChipCount(const Plan &plan, CostMode mode)
             // axis each time (16x16x32 -> 16x16x16 -> 8x16x16 ...), as one would order it. A GPU
             // node keeps its shape.
             if (!tpu || units != 1 || !hardware.at("topology").is_array())
-                continue;
+                return Error{"", "a node is the smallest unit this sweep removes"};
             std::vector<std::int64_t> shape = hardware.at("topology").get<std::vector<std::int64_t>>();
             for (int halving = 0; halving < -k; ++halving) {
                 auto longest = std::max_element(shape.begin(), shape.end());
                 *longest /= 2;
             }
             if (std::any_of(shape.begin(), shape.end(), [](std::int64_t s) { return s < 1; }))
-                continue;
+                return Error{"", "no smaller slice"};
             scaled["topology"] = shape;
             chips = plan.topology.chipCount() / scale;
         } else {
@@ -238,15 +243,17 @@ Expected<ScalingSweep> sweepChipCount(const Plan &plan, CostMode mode)
             else
                 scaled["topology"]["nodes"] = count;
         }
-        if (chips > kMaxChips || chips % others != 0)
-            continue;
+        if (chips > kMaxChips)
+            return Error{"", "more than " + std::to_string(kMaxChips) + " chips"};
+        if (chips % others != 0)
+            return Error{"", std::to_string(chips) + " chips do not divide among the other roles' " + std::to_string(others)};
         const std::int64_t absorbed = chips / others;
         if (absorbed > std::numeric_limits<int>::max())
-            continue;
+            return Error{"", "too many chips for one role"};
 
         auto edited = edits.withHardware(document, scaled);
         if (!edited)
-            continue;
+            return edited.error();
         // withHardware gives the freed or added factor to fsdp; keep every role but the absorber.
         json parallelism = edited->at("parallelism");
         bool refit = false;
@@ -262,25 +269,40 @@ Expected<ScalingSweep> sweepChipCount(const Plan &plan, CostMode mode)
         const std::int64_t shards = std::int64_t(parallelism.value("data", 1)) * parallelism.value("fsdp", 1)
                                     * parallelism.value("expert", 1);
         const std::int64_t perReplica = (plan.training.globalBatch + shards - 1) / shards;
+        int microbatches = par.microbatches;
         if (par.microbatches > perReplica) {
+            microbatches = static_cast<int>(perReplica);
             parallelism["microbatches"] = perReplica;
             refit = true;
         }
         if (refit) {
             edited = edits.withField(edited.value(), "/parallelism", parallelism);
             if (!edited)
-                continue;
+                return edited.error();
         }
         auto p = planFromJson(edited.value(), ChipCatalog::builtin(), ModelCatalog::builtin());
         if (!p)
-            continue;
+            return p.error();
         auto e = evaluate(p.value(), mode);
         if (!e)
-            continue;
-        samples.push_back(sampleOf(e.value(), double(e->chips), plan.training.globalBatch, false));
-    }
+            return e.error();
+        return sampleOf(e.value(), double(e->chips), plan.training.globalBatch, microbatches, false);
+    };
 
     ScalingSweep sweep;
+    std::vector<Sample> samples;
+    for (int k = -4; k <= 4; ++k) {
+        if (k == 0) {
+            samples.push_back(sampleOf(base.value(), double(base->chips), plan.training.globalBatch, par.microbatches, true));
+            continue;
+        }
+        auto sample = scaledBy(k);
+        if (sample)
+            samples.push_back(std::move(sample.value()));
+        else if (k == -1 || k == 1)
+            (k < 0 ? sweep.belowLimit : sweep.aboveLimit) = sample.error().message;
+    }
+
     sweep.points = pointsOf(samples);
     sweep.crossoverX = crossoverOf(samples, false);
     // The chip count at which the fixed global batch leaves the critical tokens per chip per

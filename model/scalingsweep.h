@@ -22,6 +22,8 @@ struct ScalingPoint {
     bool fits = true;
     std::string bound;         ///< as Evaluation::bound
     bool current = false;      ///< the plan as it is
+    double bubbleS = 0;        ///< the pipeline bubble in the step (the chip sweep lowers microbatches)
+    int microbatches = 1;      ///< as evaluated at this point
 };
 
 struct ScalingSweep {
@@ -39,6 +41,10 @@ struct ScalingSweep {
     /// dataTokensPerChip, of the batch role below) in the sweep's x: tokens per chip per
     /// microbatch, or the chip count at which the fixed global batch gives that many. 0 if none.
     double bookCriticalX = 0;
+    /// Why the sweep has no point one step below (above) the plan, in words (the refused plan's
+    /// error, e.g. fewer sequences than batch shards); empty when that step was evaluated.
+    std::string belowLimit;
+    std::string aboveLimit;
 };
 
 /// Varies the global batch by powers of two (1/64x to 64x the plan's, whole sequences, at least
@@ -48,8 +54,8 @@ struct ScalingSweep {
 /// "workload.kind" for inference plans, or the plan's own evaluation error.
 Expected<ScalingSweep> sweepPerChipBatch(const Plan &plan, CostMode mode = CostMode::Achievable);
 
-/// Varies the chip count by powers of two (1/16x to 16x: TPU slices or GPU nodes; a single
-/// slice's shape is not changed), keeping the global batch and every degree but one: the batch
+/// Varies the chip count by powers of two (1/16x to 16x: TPU slices or GPU nodes; below one
+/// TPU slice, smaller slices of the same chip with the longest axis halved each time), keeping the global batch and every degree but one: the batch
 /// role absorbs the change (data when it alone spans the slice or node axis, else fsdp if the
 /// plan uses it, else data). Placement is automatic at the other chip counts
 /// (PlanEdits::withHardware); microbatches are lowered to the sequences a replica still has.

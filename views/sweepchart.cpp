@@ -59,6 +59,7 @@ void SweepChart::reset()
     m_main = m_second = nullptr;
     m_crossover = m_book = m_target = 0;
     m_message.clear();
+    m_limitNotes.clear();
     m_hover.clear();
     yAxis2->setVisible(false);
     showChartAxes(this);
@@ -159,11 +160,14 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
         if (p.current)
             current->addData(p.x, mfu);
         const QString html =
-            tr("<b>%1 %2</b><br>global batch %3, %4 chips<br>MFU %5%, step %6, %7 tokens/s<br>bound by %8%9")
+            tr("<b>%1 %2</b><br>global batch %3, %4 chips, %5 microbatches<br>MFU %6%, step %7, %8 tokens/s<br>"
+               "exposed communication %9, pipeline bubble %10<br>bound by %11%12")
                 .arg(num(p.x), axis == Axis::Chips ? tr("chips") : tr("tokens/chip per microbatch"))
                 .arg(p.globalBatch)
                 .arg(p.chips)
-                .arg(num(mfu), qs(model::formatSeconds(p.stepTimeS)), num(p.tokensPerS), qs(p.bound),
+                .arg(p.microbatches)
+                .arg(num(mfu), qs(model::formatSeconds(p.stepTimeS)), num(p.tokensPerS),
+                     qs(model::formatSeconds(p.exposedCommunicationS)), qs(model::formatSeconds(p.bubbleS)), qs(p.bound),
                      p.fits ? QString() : tr("<br><b>does not fit in HBM</b>"));
         // Both markers of a point answer a hover: the MFU disc and the step-time square.
         m_hover.push_back({p.x, mfu, false, html});
@@ -199,6 +203,31 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
     mark(m_crossover, tr("communication binds %1 %2").arg(axis == Axis::Chips ? tr("beyond") : tr("below"), num(m_crossover)),
          kCross, Qt::SolidLine, 0.02);
     mark(m_book, tr("book's critical value %1").arg(num(m_book)), text, Qt::DashLine, 0.12);
+    // Where the sweep stops short next to the plan, say why: a reader otherwise takes the end
+    // of the line for the end of what the plan could do.
+    const auto limit = [&](const std::string &why, bool left) {
+        if (why.empty())
+            return;
+        QString reason = qs(why);
+        if (reason.size() > 90)
+            reason = reason.left(88) + QStringLiteral("…");
+        const QString side = axis == Axis::Chips ? (left ? tr("fewer chips") : tr("more chips"))
+                                                 : (left ? tr("smaller batches") : tr("larger batches"));
+        auto *note = new QCPItemText(this);
+        note->position->setType(QCPItemPosition::ptAxisRectRatio);
+        note->position->setCoords(left ? 0.01 : 0.99, 0.24);
+        note->setPositionAlignment((left ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
+        note->setText((left ? QStringLiteral("\u25C0 ") : QString()) + side + QStringLiteral(": ") + reason
+                      + (left ? QString() : QStringLiteral(" \u25B6")));
+        note->setColor(palette().color(QPalette::Text));
+        note->setBrush(palette().color(QPalette::Base)); // the markers' lines pass behind it
+        note->setPadding(QMargins(3, 1, 3, 1));
+        m_limitNotes << note->text();
+    };
+    const bool currentFirst = !sweep.points.empty() && sweep.points.front().current;
+    const bool currentLast = !sweep.points.empty() && sweep.points.back().current;
+    limit(currentFirst ? sweep.belowLimit : std::string(), true);
+    limit(currentLast ? sweep.aboveLimit : std::string(), false);
     axisRect()->insetLayout()->setInsetAlignment(0, axis == Axis::Chips ? (Qt::AlignBottom | Qt::AlignLeft)
                                                                          : (Qt::AlignBottom | Qt::AlignRight));
     replot(QCustomPlot::rpQueuedReplot);

@@ -42,6 +42,8 @@ public:
     double crossoverMarker() const { return m_crossover; }
     double bookMarker() const { return m_book; }
     double targetMarker() const { return m_target; }
+    /// The notes saying why the sweep stops next to the plan ("smaller batches: ..."), as drawn.
+    QStringList limitNotes() const { return m_limitNotes; }
 
 protected:
     void mouseMoveEvent(QMouseEvent *event) override;
@@ -67,6 +69,7 @@ private:
     };
     std::vector<HoverPoint> m_hover; ///< every marker a pointer can rest on
     QString m_message;
+    QStringList m_limitNotes;
 };
 
 } // namespace meshplan::views

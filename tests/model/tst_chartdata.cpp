@@ -800,6 +800,9 @@ private slots:
         }
         QVERIFY(!sweep->points.back().fits); // 131072 tokens per chip: out of HBM
         QCOMPARE(sweep->crossoverX, 0.0);
+        // One sequence per batch shard already: 512 sequences cannot fill 1024 shards.
+        QVERIFY2(sweep->belowLimit.find("512 sequences cannot be split") != std::string::npos, sweep->belowLimit.c_str());
+        QVERIFY(sweep->aboveLimit.empty());
         const double gather = 2 * PureFsdpHand::P / 4 / (0.9 * 2 * 9e10 * (1.0 / 8 + 2)) + 25e-6;
         const double perToken = (2 * PureFsdpHand::P / 4 + 2.0 * 4096 * 16 * 256 / 2) / (0.72 * 4.59e14);
         QVERIFY_NEAR(sweep->bookCriticalX, gather / perToken, 1e-9);
@@ -831,6 +834,9 @@ private slots:
         QVERIFY(sweep->points.back().current);
         QCOMPARE(sweep->crossoverX, 0.0);
         QVERIFY_NEAR(sweep->bookCriticalX, 1024.0 * 4096 * 4 / e.critical.fsdpTokensPerChip, 1e-12);
+        // Why it stops at the plan: 16384 chips would need 2048 batch shards for 1024 sequences.
+        QVERIFY2(sweep->aboveLimit.find("1024 sequences cannot be split") != std::string::npos, sweep->aboveLimit.c_str());
+        QVERIFY(sweep->belowLimit.empty());
     }
 
     // Book ch. 5: FSDP over a v5p's three axes is communication-bound below C / (3 W_ici) =

@@ -259,6 +259,12 @@ private slots:
         chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
         QVERIFY(chart.xAxis->range().lower > 1000);
         QCOMPARE(lines(chart), 0);
+        QVERIFY(chart.limitNotes().isEmpty());
+        // The plan is the first point and a smaller batch was refused: the chart says why.
+        sweep.belowLimit = "512 sequences cannot be split over 1024 replicas";
+        chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
+        QCOMPARE(chart.limitNotes().size(), 1);
+        QVERIFY(chart.limitNotes().front().contains(QStringLiteral("smaller batches: 512 sequences")));
         QVERIFY2(texts(chart).contains(QStringLiteral("book's critical value 100 tokens/chip (off the sweep)")),
                  qPrintable(texts(chart)));
     }
