@@ -510,7 +510,7 @@ bool MainWindow::openFileAfterSaving(const QString &path)
 
 bool MainWindow::importHfConfig(const QString &path)
 {
-    auto text = PlanDocument::readJsonFile(path);
+    auto text = PlanDocument::readJsonFile(path, model::json_fields::DuplicateKeys::LastWins);
     if (!text) {
         reportError(tr("Cannot import config"), qs(text.error().toString()));
         return false;

@@ -215,7 +215,7 @@ void PlanDocument::setPath(const QString &path)
     emit pathChanged(m_path);
 }
 
-m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path)
+m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::json_fields::DuplicateKeys duplicates)
 {
     const std::string shown = shownPath(path).toStdString();
     const QFileInfo info(path);
@@ -235,9 +235,11 @@ m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path)
     if (bytes.size() > kMaxFileBytes)
         return m::Error{shown, "is larger than 16 MiB; a plan is a few kilobytes"};
     try {
-        return m::json_fields::parse(bytes.toStdString(), shown, kMaxJsonDepth);
+        return m::json_fields::parse(bytes.toStdString(), shown, kMaxJsonDepth, duplicates);
     } catch (const m::FieldError &e) {
-        return m::Error{shown, withoutExceptionTag(e.error.message)};
+        // A field's own path (a repeated key) goes into the message; the error's path is the file.
+        const std::string message = withoutExceptionTag(e.error.message);
+        return m::Error{shown, e.error.path == shown ? message : e.error.path + ": " + message};
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include "evaluation.h"
 #include "expected.h"
+#include "jsonfields.h"
 #include "plan.h"
 
 #include <nlohmann/json.hpp>
@@ -71,7 +72,10 @@ public:
     static constexpr int kMaxJsonDepth = 64;
     /// Reads a JSON file of at most kMaxFileBytes nested at most kMaxJsonDepth levels. The
     /// error's path is the file, its message says why (with line and column for bad syntax).
-    static model::Expected<nlohmann::json> readJsonFile(const QString &path);
+    /// A key repeated in one object is refused unless `duplicates` says the last one wins (a
+    /// Hugging Face config.json).
+    static model::Expected<nlohmann::json>
+    readJsonFile(const QString &path, model::json_fields::DuplicateKeys duplicates = model::json_fields::DuplicateKeys::Refuse);
     /// Writes `json` atomically (QSaveFile), 2-space indented with a trailing newline. JSON that
     /// could not be read back (non-finite numbers, too deep, bad UTF-8) is refused and nothing is
     /// written; on any failure an existing file is left intact. The message names the file.

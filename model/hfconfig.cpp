@@ -320,7 +320,7 @@ Expected<ModelSpec> modelFromHfConfigText(const std::string &text, const std::st
     if (text.size() > kMaxTextBytes)
         return Error{what, "is larger than 16 MiB; a config.json is a few kilobytes"};
     try {
-        return modelFromHfConfig(jf::parse(text, what), "config");
+        return modelFromHfConfig(jf::parse(text, what, 64, jf::DuplicateKeys::LastWins), "config");
     } catch (const FieldError &e) {
         return e.error;
     } catch (const std::exception &e) {

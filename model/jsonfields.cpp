@@ -1,7 +1,9 @@
 #include "jsonfields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace meshplan::model::json_fields {
 
@@ -129,14 +131,57 @@ bool boolean(const json &object, const std::string &key, const std::string &path
     return v.get<bool>();
 }
 
-json parse(const std::string &text, const std::string &what, int maxDepth)
+namespace {
+
+/// "line 3, column 14" of the first `token` in `text`, or "" when it is not there.
+std::string whereIs(const std::string &text, const std::string &token)
+{
+    const auto at = token.empty() ? std::string::npos : text.find(token);
+    if (at == std::string::npos)
+        return "";
+    const auto lineStart = text.rfind('\n', at);
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const auto column = at - (lineStart == std::string::npos ? 0 : lineStart + 1) + 1;
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+} // namespace
+
+json parse(const std::string &text, const std::string &what, int maxDepth, DuplicateKeys duplicates)
 {
     bool tooDeep = false;
-    json::parser_callback_t limit = [&](int depth, json::parse_event_t event, json &) {
+    std::string duplicate; // "workload.seq_len"
+    // Each object or array being read, innermost last: its path and, for objects, the keys so far.
+    struct Frame {
+        bool object = false;
+        std::string path;
+        std::vector<std::string> keys;
+    };
+    std::vector<Frame> frames;
+    json::parser_callback_t limit = [&](int depth, json::parse_event_t event, json &parsed) {
         if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)
             && depth >= maxDepth) {
             tooDeep = true;
             return false;
+        }
+        if (duplicates == DuplicateKeys::Refuse) {
+            if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
+                std::string path;
+                if (!frames.empty())
+                    path = frames.back().object && !frames.back().keys.empty()
+                               ? join(frames.back().path, frames.back().keys.back())
+                               : frames.back().path + "[]";
+                frames.push_back({event == json::parse_event_t::object_start, path, {}});
+            } else if ((event == json::parse_event_t::object_end || event == json::parse_event_t::array_end)
+                       && !frames.empty()) {
+                frames.pop_back();
+            } else if (event == json::parse_event_t::key && !frames.empty() && parsed.is_string()) {
+                auto &seen = frames.back().keys;
+                const std::string key = parsed.get<std::string>();
+                if (duplicate.empty() && std::find(seen.begin(), seen.end(), key) != seen.end())
+                    duplicate = join(frames.back().path, key);
+                seen.push_back(key);
+            }
         }
         return true;
     };
@@ -145,11 +190,22 @@ json parse(const std::string &text, const std::string &what, int maxDepth)
         result = json::parse(text, limit, true, false);
     } catch (const json::parse_error &e) {
         throw FieldError(what, std::string("is not valid JSON (") + e.what() + ")");
+    } catch (const json::out_of_range &e) {
+        // "number overflow parsing '1e400'": say where, as a syntax error would.
+        const std::string message = e.what();
+        const auto open = message.find('\'');
+        const auto close = open == std::string::npos ? open : message.find('\'', open + 1);
+        const std::string where =
+            close == std::string::npos ? "" : whereIs(text, message.substr(open + 1, close - open - 1));
+        throw FieldError(what, "holds a number too large for a double" + (where.empty() ? "" : " at " + where) + " ("
+                                   + message + ")");
     } catch (const json::exception &e) {
         throw FieldError(what, std::string("cannot be read as JSON (") + e.what() + ")");
     }
     if (tooDeep)
         throw FieldError(what, "nests deeper than " + std::to_string(maxDepth) + " levels");
+    if (!duplicate.empty())
+        throw FieldError(duplicate, "appears twice in its object; keep one (JSON readers differ on which one wins)");
     return result;
 }
 

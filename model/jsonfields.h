@@ -48,8 +48,16 @@ std::string stringOr(const json &object, const std::string &key, const std::stri
                      const std::string &fallback);
 bool boolean(const json &object, const std::string &key, const std::string &path, bool fallback);
 
-/// Parses text as JSON with a nesting limit, turning every nlohmann failure into a FieldError.
-json parse(const std::string &text, const std::string &what, int maxDepth = 64);
+/// What parse() does with a key an object already has.
+enum class DuplicateKeys {
+    Refuse,   ///< an error naming the key: a hand-edited plan must not lose a field silently
+    LastWins, ///< as nlohmann does: Hugging Face configs in the wild repeat keys
+};
+
+/// Parses text as JSON with a nesting limit, turning every nlohmann failure into a FieldError
+/// (with the line and column of a number too large for a double).
+json parse(const std::string &text, const std::string &what, int maxDepth = 64,
+           DuplicateKeys duplicates = DuplicateKeys::Refuse);
 
 } // namespace json_fields
 } // namespace meshplan::model

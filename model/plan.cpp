@@ -305,7 +305,8 @@ Expected<Plan> planFromText(const std::string &text, const std::string &label, c
     try {
         doc = jf::parse(text, label);
     } catch (const FieldError &e) {
-        return Error{"", e.error.message};
+        // Syntax errors are the text's (path ""); a repeated key names its field.
+        return Error{e.error.path == label ? std::string() : e.error.path, e.error.message};
     }
     return planFromJson(doc, chips, models);
 }

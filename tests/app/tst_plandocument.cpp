@@ -434,6 +434,14 @@ void PlanDocumentTest::openRefusesAndLeavesTheDocument_data()
     QTest::newRow("200000 levels") << "very-deep.meshplan" << veryDeep
                                    << QStringList{"very-deep.meshplan", "deeper than 64"};
     QTest::newRow("missing") << "" << QByteArray() << QStringList{"missing.meshplan", "does not exist"};
+    QByteArray twice = QByteArray::fromStdString(plan);
+    twice.replace("\"kind\": \"training\",", "\"kind\": \"training\", \"kind\": \"inference\",");
+    QTest::newRow("repeated key") << "twice.meshplan" << twice
+                                  << QStringList{"twice.meshplan", "workload.kind", "appears twice"};
+    QByteArray overflow = QByteArray::fromStdString(plan);
+    overflow.replace("\"seq_len\": 4096", "\"seq_len\": 1e400");
+    QTest::newRow("1e400") << "overflow.meshplan" << overflow
+                           << QStringList{"overflow.meshplan", "too large for a double", "line "};
 }
 
 void PlanDocumentTest::openRefusesAndLeavesTheDocument()

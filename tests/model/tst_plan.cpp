@@ -480,7 +480,9 @@ private slots:
             "");
         raw("1e400", QString(plan).replace(QStringLiteral("\"global_batch\": 1024"), QStringLiteral("\"global_batch\": 1e400")),
             "");
-        // A duplicate key: the last one wins (as for Hugging Face configs), and is checked.
+        // A duplicate key is refused, naming it: which one wins differs between JSON readers, and
+        // a plan edited by hand must not lose a field silently (Hugging Face configs, which repeat
+        // keys in the wild, keep the last one instead).
         raw("duplicate key", QString(plan).replace(QStringLiteral("\"seq_len\": 4096,"),
                                                    QStringLiteral("\"seq_len\": 4096, \"seq_len\": -1,")),
             "workload.seq_len");
