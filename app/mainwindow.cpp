@@ -361,6 +361,11 @@ void MainWindow::refresh()
     m_canvas->setPlan(m_document->plan(), e);
     m_inspector->setPlan(m_document->json(), m_document->plan(), evaluation);
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
+    // Serving plans are swept over batch sizes only.
+    const bool training = m_document->plan().kind == model::WorkloadKind::Training;
+    m_sweepByChips->setEnabled(training);
+    m_sweepByChips->setToolTip(training ? tr("Training sweeps vary the global batch (chips fixed) or the chip count (batch fixed).")
+                                        : tr("A serving plan is swept over batch sizes: latency against throughput."));
     updateTitle();
     m_chartsFed.fill(false);
     // The selected operation stays selected by name; its numbers become the new plan's, and it

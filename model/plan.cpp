@@ -132,6 +132,11 @@ Topology resolveTopology(const Chip &chip, const json &hardware)
             for (std::size_t i = 0; i < topo.size(); ++i)
                 shape.push_back(static_cast<int>(
                     jf::integerValue(topo[i], "hardware.topology[" + std::to_string(i) + "]", 1, kMaxChips)));
+        } else if (topo.is_array() && topo.size() > 3) {
+            const int dims = chip.ici ? chip.ici->torusDims : 3;
+            throw FieldError("hardware.topology", "has " + std::to_string(topo.size()) + " axes; a " + chip.id
+                                                      + " slice has at most " + std::to_string(dims)
+                                                      + " (join slices with \"slices\")");
         } else {
             throw FieldError("hardware.topology", "must be a slice shape such as [16, 16, 32] for " + chip.id
                                                       + ", got " + jf::describe(topo));

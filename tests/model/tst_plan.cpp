@@ -356,7 +356,8 @@ private slots:
         row("1e30 slices", R"({"hardware": {"slices": 1e30}})", "parse", "hardware.slices");
         row("topology over the pod size", R"({"hardware": {"topology": [64, 64, 64]}})", "parse", "hardware.topology",
             "16x20x28");
-        row("topology with 4 axes", R"({"hardware": {"topology": [4, 4, 4, 4]}})", "parse", "hardware.topology");
+        row("topology with 4 axes", R"({"hardware": {"topology": [4, 4, 4, 4]}})", "parse", "hardware.topology",
+            "has 4 axes; a tpu-v5p slice has at most 3");
         row("topology with a zero axis", R"({"hardware": {"topology": [16, 0, 32]}})", "parse", "hardware.topology*");
         row("zero GPU nodes", R"({"hardware": {"chip": "h100-sxm", "topology": {"nodes": 0, "gpus_per_node": 8}}})",
             "parse", "hardware.topology.nodes");
