@@ -148,6 +148,21 @@ void showChartAxes(QCustomPlot *plot)
     plot->legend->setVisible(true);
 }
 
+constexpr double kDarkSeriesLuma = 130;
+
+QColor seriesColor(const QColor &color, const QPalette &palette)
+{
+    if (!isDark(palette))
+        return color;
+    // Raised in HSL lightness (hue and saturation stay) until its luma reaches 130 of 255, about
+    // 4.5:1 against the dark base; amber and sky blue are there already, the deep blue is not.
+    const auto luma = [](const QColor &c) { return 0.2126 * c.red() + 0.7152 * c.green() + 0.0722 * c.blue(); };
+    QColor lifted = color.toHsl();
+    while (luma(lifted.toRgb()) < kDarkSeriesLuma && lifted.lightness() < 245)
+        lifted.setHsl(lifted.hslHue(), lifted.hslSaturation(), lifted.lightness() + 5);
+    return lifted.toRgb();
+}
+
 QPalette darkPalette(QPalette palette)
 {
     const QColor window(0x2b, 0x2d, 0x31);

@@ -20,6 +20,9 @@ bool isDark(const QPalette &palette);
 /// Meshplan's dark palette, over `base` (the style's standard palette): the window's View > Dark
 /// theme and `meshplan-cli render --dark` share it.
 QPalette darkPalette(QPalette base);
+/// A series colour that stands out on `palette`'s background: as given on light palettes, lifted
+/// towards white on dark ones where it is too dark to read (the Okabe-Ito blue on #1e1f22).
+QColor seriesColor(const QColor &color, const QPalette &palette);
 /// Makes `axis` logarithmic with power-of-ten labels.
 void setLogAxis(QCPAxis *axis);
 /// True for values a log axis can show: finite and positive (QCustomPlot draws garbage otherwise).

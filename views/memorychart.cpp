@@ -131,8 +131,9 @@ void MemoryChart::rebuild()
         auto *bars = new QCPBars(xAxis, yAxis);
         bars->setName(tr(layerName(layer)));
         bars->setWidth(m_kinds.size() > 4 ? 0.6 : 0.45);
-        bars->setPen(QPen(kLayerColors[layer].darker(120), 1));
-        bars->setBrush(kLayerColors[layer]);
+        const QColor colour = seriesColor(kLayerColors[layer], palette());
+        bars->setPen(QPen(colour.darker(120), 1));
+        bars->setBrush(colour);
         bars->setStackingGap(0);
         bool any = false;
         for (std::size_t i = 0; i < m_kinds.size(); ++i) {

@@ -122,8 +122,9 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
 
     m_main = addGraph();
     m_main->setName(tr("MFU"));
-    m_main->setPen(QPen(kMfu, 2));
-    m_main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kMfu, kMfu, 7));
+    const QColor mfuColour = seriesColor(kMfu, palette());
+    m_main->setPen(QPen(mfuColour, 2));
+    m_main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, mfuColour, mfuColour, 7));
     m_second = addGraph(xAxis, yAxis2);
     m_second->setName(tr("step time"));
     m_second->setPen(QPen(kStep, 2, Qt::DashLine));
@@ -246,12 +247,13 @@ void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std:
 
     m_main = addGraph();
     m_main->setName(tr("decode step at each batch size"));
-    m_main->setPen(QPen(kMfu, 2));
-    m_main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kMfu, kMfu, 7));
+    const QColor mfuColour = seriesColor(kMfu, palette());
+    m_main->setPen(QPen(mfuColour, 2));
+    m_main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, mfuColour, mfuColour, 7));
     // Throughput rises with batch, so the curve is drawn in batch order (not sorted by x).
     auto *curve = new QCPCurve(xAxis, yAxis);
     curve->removeFromLegend();
-    curve->setPen(QPen(kMfu, 2));
+    curve->setPen(QPen(mfuColour, 2));
     m_main->setLineStyle(QCPGraph::lsNone);
     auto *noFit = addGraph();
     noFit->setName(tr("does not fit in HBM"));

@@ -350,6 +350,18 @@ private slots:
         QVERIFY(views::isDark(chart.palette()));
         QCOMPARE(chart.xAxis->tickLabelColor(), QColor(230, 230, 230));
         QCOMPARE(chart.axisRect()->backgroundBrush().color(), QColor(20, 20, 20));
+
+        // Series colours: unchanged on light backgrounds; on dark ones lifted until their luma
+        // (0.2126 R + 0.7152 G + 0.0722 B) reaches 130. The blue #0072B2 has luma 94.4, about
+        // 3:1 on #1e1f22; amber #E69F00 has 162.6 and stays as it is.
+        const auto luma = [](const QColor &c) { return 0.2126 * c.red() + 0.7152 * c.green() + 0.0722 * c.blue(); };
+        const QColor blue(0x00, 0x72, 0xB2);
+        QCOMPARE(views::seriesColor(blue, QPalette(Qt::white)), blue);
+        const QColor lifted = views::seriesColor(blue, views::darkPalette(QPalette()));
+        QVERIFY2(luma(lifted) >= 130 && luma(lifted) < 145, qPrintable(QString::number(luma(lifted))));
+        QVERIFY(std::abs(lifted.toHsl().hslHue() - blue.toHsl().hslHue()) <= 2);
+        const QColor amber(0xE6, 0x9F, 0x00);
+        QCOMPARE(views::seriesColor(amber, views::darkPalette(QPalette())).rgb(), amber.rgb());
     }
 };
 
