@@ -111,6 +111,15 @@ private:
     std::unique_ptr<MainWindow> m_window;
 
     MainWindow &window() { return *m_window; }
+    /// Opens tests/data/plans/`plan` (the default plan when empty) in a window of `size`.
+    bool showPlanAt(const QString &plan, QSize size)
+    {
+        if (!plan.isEmpty() && !window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/") + plan))
+            return false;
+        window().resize(size);
+        QApplication::processEvents();
+        return true;
+    }
     meshplan::app::PlanDocument &doc() { return *m_window->document(); }
     meshplan::views::MeshCanvas *canvas() { return m_window->canvas(); }
     /// Whether the canvas's legend (its tooltip holds the unelided lines) has this line.
@@ -422,10 +431,7 @@ private slots:
     {
         QFETCH(QSize, size);
         QFETCH(QString, plan);
-        if (!plan.isEmpty())
-            QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/") + plan));
-        window().resize(size);
-        QApplication::processEvents();
+        QVERIFY(showPlanAt(plan, size));
         canvas()->fitMesh();
         const auto texts = canvasTexts(canvas());
         bool title = false;
@@ -863,10 +869,7 @@ private slots:
     {
         QFETCH(QSize, size);
         QFETCH(QString, plan);
-        if (!plan.isEmpty())
-            QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/") + plan));
-        window().resize(size);
-        QApplication::processEvents();
+        QVERIFY(showPlanAt(plan, size));
         window().canvas()->fitMesh();
         const QImage shot = window().grab().toImage();
         QCOMPARE(shot.size(), size);
