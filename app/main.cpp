@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     const bool screenshot = wantsScreenshot(argc, argv);
     if ((screenshot || onlyPrints(argc, argv)) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    if (screenshot) {
+    if (screenshot || onlyPrints(argc, argv)) {
         // Qt's notes about the offscreen platform are noise in a script's output.
         qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &, const QString &message) {
             if (type == QtCriticalMsg || type == QtFatalMsg)
