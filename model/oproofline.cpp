@@ -86,15 +86,21 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
         if (c.countPerStep <= 0)
             continue;
         const double each = c.timeS / double(c.countPerStep);
+        const double exposedEach = c.exposedS / double(c.countPerStep);
+        // Exposed at all: the step pays the collective after (or before) its window.
+        const bool exposed = positive(exposedEach) && exposedEach > 1e-12 * each;
         RooflinePoint p;
         p.op = c.purpose;
         p.kind = "collective";
         p.flops = c.overlapFlops;
         p.bytes = c.bytesPerChip;
         p.intensity = p.flops / p.bytes;
-        p.timeS = std::max(c.overlapS, each);
+        p.commS = each;
+        p.overlapS = c.overlapS;
+        p.exposedS = exposed ? exposedEach : 0.0;
+        p.timeS = exposed ? std::max(each, c.overlapS + exposedEach) : std::max(c.overlapS, each);
         p.achievedFlopsPerS = p.flops / p.timeS;
-        p.bound = c.overlapS >= each ? "compute" : std::string(linkName(c.link));
+        p.bound = exposed ? std::string(linkName(c.link)) : std::string("compute");
         p.collective = static_cast<int>(i);
         p.countPerStep = static_cast<int>(std::min<std::int64_t>(c.countPerStep, 2'000'000'000));
         if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)

@@ -14,17 +14,23 @@ struct RooflinePoint {
     std::string op;       ///< "attention qkv projection", "mlp up+gate", "attention core", "fsdp weights",
                           ///< "decode: mlp down", "prefill: attention core", ...
     std::string kind;     ///< matmul, attention, elementwise, collective
-    double flops = 0;     ///< per chip, per occurrence (collectives: the FLOPs it can overlap)
+    double flops = 0;     ///< per chip, per occurrence (collectives: the compute it runs beside)
     double bytes = 0;     ///< per chip: HBM bytes (on-chip ops) or bytes sent over the link (collectives)
     double intensity = 0; ///< flops / bytes
-    double timeS = 0;     ///< per occurrence, at the rates of the evaluation (achievable by default)
+    /// Per occurrence, at the rates of the evaluation (achievable by default). Collectives: the
+    /// compute window and the collective together, as the step cost counts them (see opRoofline).
+    double timeS = 0;
     double achievedFlopsPerS = 0; ///< flops / timeS
     /// On-chip ops: "compute" when intensity > criticalIntensity, else "hbm" (the side of the
-    /// ridge). Collectives: "compute" when the compute they overlap takes at least as long as one
-    /// occurrence, else the link name (ici, dcn, nvlink, scale-out).
+    /// ridge). Collectives: the link name (ici, dcn, nvlink, scale-out) when the step cost exposes
+    /// any of it (CollectiveUse::exposedS > 0), else "compute" (hidden behind the compute).
     std::string bound;
     int collective = -1;  ///< index into Evaluation::collectives for collectives
     int countPerStep = 0; ///< occurrences per step (layers x microbatches x passes)
+    // Collectives only, per occurrence:
+    double commS = 0;     ///< the collective's own time (CollectiveUse::timeS / count)
+    double overlapS = 0;  ///< the compute window it runs beside (CollectiveUse::overlapS)
+    double exposedS = 0;  ///< the part the step pays on top of compute (CollectiveUse::exposedS / count)
 };
 
 struct RooflineCeiling {
@@ -54,11 +60,17 @@ struct OpRoofline {
 /// read from HBM) and the prefill ("prefill: ..."). Bytes follow the book (ch. 1): a [B, D] x
 /// [D, F] matmul moves 2(BD + DF + BF) bytes in bf16.
 ///
-/// A collective's point: FLOPs = the compute one occurrence can overlap (CollectiveUse::
+/// A collective's point: FLOPs = the compute one occurrence runs beside (CollectiveUse::
 /// overlapFlops: one layer's forward for an fsdp gather, its backward for the gradients'
 /// reduce-scatter, one matmul block for a tensor collective, ...), bytes = what one chip sends
-/// per occurrence, so intensity compares with the link's C / W as the book's critical batches
-/// do; achieved rate = FLOPs / max(their compute time, the collective's time per occurrence).
+/// per occurrence. Its bound and time follow the step cost's own exposure, not a comparison of
+/// the two times (the step exposes some collectives whatever their window: tensor all-reduces
+/// in training, every serving collective, the cross-slice gradient all-reduce):
+///  - exposed (exposedS > 0): bound by its link; one occurrence takes the window and the exposed
+///    part one after the other, overlapS + exposedS, and never less than commS;
+///  - hidden (exposedS = 0): bound by "compute"; one occurrence takes max(overlapS, commS).
+/// Achieved rate = FLOPs / that time: a hidden collective sits with the compute it hides behind,
+/// an exposed one below it by the time it adds.
 OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation);
 
 } // namespace meshplan::model
