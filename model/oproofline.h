@@ -16,7 +16,9 @@ struct RooflinePoint {
     std::string kind;     ///< matmul, attention, elementwise, collective
     double flops = 0;     ///< per chip, per occurrence (collectives: the compute it runs beside)
     double bytes = 0;     ///< per chip: HBM bytes (on-chip ops) or bytes sent over the link (collectives)
-    double intensity = 0; ///< flops / bytes
+    /// On-chip ops: flops / bytes. Collectives: the effective intensity flops / effectiveBytes,
+    /// placed against their link's drawn slope (see opRoofline).
+    double intensity = 0;
     /// Per occurrence, at the rates of the evaluation (achievable by default). Collectives: the
     /// compute window and the collective together, as the step cost counts them (see opRoofline).
     double timeS = 0;
@@ -31,6 +33,9 @@ struct RooflinePoint {
     double commS = 0;     ///< the collective's own time (CollectiveUse::timeS / count)
     double overlapS = 0;  ///< the compute window it runs beside (CollectiveUse::overlapS)
     double exposedS = 0;  ///< the part the step pays on top of compute (CollectiveUse::exposedS / count)
+    std::string linkCeiling;  ///< the slope drawn for its link ("ICI (per axis)", "DCN (per chip)", ...)
+    double linkBandwidth = 0; ///< that slope's bytes/s, W
+    double effectiveBytes = 0; ///< W x the time the link holds it: flops / effectiveBytes = intensity
 };
 
 struct RooflineCeiling {
@@ -71,6 +76,17 @@ struct OpRoofline {
 ///  - hidden (exposedS = 0): bound by "compute"; one occurrence takes max(overlapS, commS).
 /// Achieved rate = FLOPs / that time: a hidden collective sits with the compute it hides behind,
 /// an exposed one below it by the time it adds.
+///
+/// Its position is an effective intensity against the one slope drawn for its link (W: ICI per
+/// axis, DCN per chip, NVLink or scale-out per GPU), whatever bandwidth the collective really
+/// gets (a sub-ring without wraparound, several axes, a hierarchical DCN stripe):
+///     intensity = FLOPs / (W x t_link),  t_link = timeS if exposed, else commS,
+/// i.e. the bytes the drawn slope would move while the link holds the occurrence. So an exposed
+/// collective lies on its link's slope (rate = W x intensity), left of that slope's ridge, and a
+/// hidden one lies below its slope by overlapS / commS; with the book's times (the ideal model,
+/// one full axis per W) it is right of the ridge C / W exactly when its compute outlasts it, the
+/// book's F / B > C / W. A link the topology gives no slope is timed with its own rate,
+/// W = bytes / commS.
 OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation);
 
 } // namespace meshplan::model

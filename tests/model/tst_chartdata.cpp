@@ -594,7 +594,7 @@ private slots:
             for (double v : {pt.flops, pt.bytes, pt.intensity, pt.timeS, pt.achievedFlopsPerS})
                 QVERIFY2(std::isfinite(v) && v > 0, pt.op.c_str());
             QVERIFY(pt.countPerStep > 0);
-            QVERIFY_NEAR(pt.intensity, pt.flops / pt.bytes, 1e-12);
+            QVERIFY_NEAR(pt.intensity, pt.flops / (pt.kind == "collective" ? pt.effectiveBytes : pt.bytes), 1e-12);
             QVERIFY_NEAR(pt.achievedFlopsPerS, pt.flops / pt.timeS, 1e-12);
             kinds.insert(pt.kind);
             if (pt.kind == "collective") {
@@ -610,6 +610,16 @@ private slots:
                                             : std::max(c.overlapS, each),
                              1e-12);
                 QVERIFY(pt.achievedFlopsPerS <= chip.peakFlops(dtype) * (1 + 1e-12));
+                // Against the slope drawn for its link: exposed ones on it, hidden ones under it.
+                const auto slope = std::find_if(r.ceilings.begin(), r.ceilings.end(),
+                                                [&](const auto &ceiling) { return ceiling.name == pt.linkCeiling; });
+                QVERIFY2(slope != r.ceilings.end() && slope->slope, pt.linkCeiling.c_str());
+                QCOMPARE(pt.linkBandwidth, slope->value);
+                QVERIFY_NEAR(pt.effectiveBytes, slope->value * (c.exposedS > 0 ? pt.timeS : each), 1e-12);
+                if (c.exposedS > 0)
+                    QVERIFY_NEAR(pt.achievedFlopsPerS, pt.intensity * slope->value, 1e-12);
+                else
+                    QVERIFY(pt.achievedFlopsPerS <= pt.intensity * slope->value * (1 + 1e-12));
             } else {
                 QCOMPARE(pt.collective, -1);
                 QCOMPARE(pt.bound, std::string(pt.intensity > r.criticalIntensity ? "compute" : "hbm"));
@@ -774,8 +784,10 @@ private slots:
     }
 
     // Pure 3-axis FSDP in the book's ideal model: the gather's point is link-bound exactly below
-    // the critical batch; its intensity is about the per-chip batch, and the link's ridge is the
-    // book's C / (3 W_ici) = 850 (x N / (N - 1) for the (N - 1) / N each chip sends).
+    // the critical batch, and then lies on the drawn ICI slope (W_ici per axis, 1.8e11 B/s).
+    // Hidden, its effective intensity is FLOPs / (W_ici x t), t = 2P / (3 W_ici) for a layer's
+    // bf16 weights gathered over three full axes: 3 (2P + a) x / 2P, right of the slope's ridge
+    // C / W_ici = 2550 exactly when x is above the critical batch (the book's F / B > C / W).
     void fsdpGatherPointFlipsAtTheCriticalBatch_data()
     {
         QTest::addColumn<double>("tokens");
@@ -795,9 +807,15 @@ private slots:
         QVERIFY(it != r.points.end());
         using H = PureFsdpHand;
         const double n = H::chips;
-        QVERIFY_NEAR(it->intensity, (2 * H::P + H::a) * tokens / (2 * H::P * (n - 1) / n), 1e-12);
+        QVERIFY_NEAR(it->bytes, 2 * H::P * (n - 1) / n, 1e-12);
         QCOMPARE(it->bound, std::string(tokens < H::critical() ? "ici" : "compute"));
-        QCOMPARE(it->bound == "compute", it->intensity > H::C / H::W3 * n / (n - 1));
+        const double W = 2 * 9e10;
+        QCOMPARE(it->linkBandwidth, W);
+        if (it->bound == "compute")
+            QVERIFY_NEAR(it->intensity, 3 * (2 * H::P + H::a) * tokens / (2 * H::P), 1e-6);
+        else
+            QVERIFY_NEAR(it->intensity * W, it->achievedFlopsPerS, 1e-12); // on the slope
+        QCOMPARE(it->bound == "compute", it->intensity > H::C / W);
     }
 
     // ---- Scaling sweeps --------------------------------------------------------------------------

@@ -24,6 +24,23 @@ model::ChipKind kind(const std::string &name, double params, double grads, doubl
     return k;
 }
 
+model::RooflinePoint point(const std::string &op, const std::string &kind, double flops, double bytes, double intensity,
+                           double timeS, double rate, const std::string &bound, int collective, int count)
+{
+    model::RooflinePoint p;
+    p.op = op;
+    p.kind = kind;
+    p.flops = flops;
+    p.bytes = bytes;
+    p.intensity = intensity;
+    p.timeS = timeS;
+    p.achievedFlopsPerS = rate;
+    p.bound = bound;
+    p.collective = collective;
+    p.countPerStep = count;
+    return p;
+}
+
 bool allPositive(const QCPGraph *graph)
 {
     for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
@@ -79,10 +96,10 @@ private slots:
         data.ceilings = {{"bf16 peak", 459e12, false}, {"int8 peak", 918e12, false}, {"HBM", 2.765e12, true},
                          {"ICI (x)", 9e10, true}};
         data.criticalIntensity = 459e12 / 2.765e12;
-        model::RooflinePoint good{"mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80};
-        model::RooflinePoint slow{"attention core", "attention", 1e10, 1e9, 10, 1e-3, 1e13, "hbm", -1, 80};
-        model::RooflinePoint zero{"nothing", "elementwise", 0, 1e9, 0, 1e-3, 0, "hbm", -1, 80};
-        model::RooflinePoint nan{"broken", "collective", 1e9, 0, std::nan(""), 1e-3, 1e12, "ici", 0, 2};
+        const auto good = point("mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80);
+        const auto slow = point("attention core", "attention", 1e10, 1e9, 10, 1e-3, 1e13, "hbm", -1, 80);
+        const auto zero = point("nothing", "elementwise", 0, 1e9, 0, 1e-3, 0, "hbm", -1, 80);
+        const auto nan = point("broken", "collective", 1e9, 0, std::nan(""), 1e-3, 1e12, "ici", 0, 2);
         data.points = {good, slow, zero, nan};
         views::RooflineChart chart;
         chart.setRoofline(data);
