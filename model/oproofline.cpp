@@ -108,7 +108,13 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
         const bool exposed = positive(exposedEach) && exposedEach > 1e-12 * each;
         RooflinePoint p;
         p.op = c.purpose;
+        const auto samePurpose = [&](const CollectiveUse &o) { return o.purpose == c.purpose; };
+        if (std::count_if(evaluation.collectives.begin(), evaluation.collectives.end(), samePurpose) > 1)
+            p.op += " " + std::string(collectiveName(c.op));
         p.kind = "collective";
+        p.collectiveOp = collectiveName(c.op);
+        p.axes = c.axes;
+        p.link = linkName(c.link);
         p.flops = c.overlapFlops;
         p.bytes = c.bytesPerChip;
         p.commS = each;
@@ -127,6 +133,14 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
         if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)
             && positive(p.achievedFlopsPerS))
             r.points.push_back(std::move(p));
+    }
+    // Names are selection keys: a name met again (the same purpose and op twice) gets a number.
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+        int seen = 1;
+        for (std::size_t j = 0; j < i; ++j)
+            seen += r.points[j].op == r.points[i].op || r.points[j].op.rfind(r.points[i].op + " #", 0) == 0;
+        if (seen > 1)
+            r.points[i].op += " #" + std::to_string(seen);
     }
     return r;
 }

@@ -11,8 +11,11 @@
 namespace meshplan::model {
 
 struct RooflinePoint {
-    std::string op;       ///< "attention qkv projection", "mlp up+gate", "attention core", "fsdp weights",
-                          ///< "decode: mlp down", "prefill: attention core", ...
+    /// Unique within an OpRoofline: "attention qkv projection", "mlp up+gate", "attention core",
+    /// "decode: mlp down", "prefill: attention core", ...; a collective's purpose ("fsdp weights"),
+    /// followed by its op when two collectives share the purpose ("tensor activations (sequence
+    /// parallel) all-gather" and "... reduce-scatter").
+    std::string op;
     std::string kind;     ///< matmul, attention, elementwise, collective
     double flops = 0;     ///< per chip, per occurrence (collectives: the compute it runs beside)
     double bytes = 0;     ///< per chip: HBM bytes (on-chip ops) or bytes sent over the link (collectives)
@@ -33,6 +36,9 @@ struct RooflinePoint {
     double commS = 0;     ///< the collective's own time (CollectiveUse::timeS / count)
     double overlapS = 0;  ///< the compute window it runs beside (CollectiveUse::overlapS)
     double exposedS = 0;  ///< the part the step pays on top of compute (CollectiveUse::exposedS / count)
+    std::string collectiveOp; ///< "all-gather", "reduce-scatter", "all-reduce", "all-to-all", ...
+    std::vector<std::string> axes; ///< the mesh axes it runs over
+    std::string link;         ///< ici, dcn, nvlink, scale-out
     std::string linkCeiling;  ///< the slope drawn for its link ("ICI (per axis)", "DCN (per chip)", ...)
     double linkBandwidth = 0; ///< that slope's bytes/s, W
     double effectiveBytes = 0; ///< W x the time the link holds it: flops / effectiveBytes = intensity

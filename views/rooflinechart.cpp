@@ -249,10 +249,33 @@ QString RooflineChart::describePoint(int index) const
 QString RooflineChart::describe(const model::RooflinePoint &p)
 {
     QString text = QStringLiteral("<b>%1</b> (%2)<br>").arg(qs(p.op).toHtmlEscaped(), qs(p.kind));
+    const auto seconds = [](double s) { return qs(model::formatSeconds(s)); };
+    if (p.kind == "collective") {
+        QStringList axes;
+        for (const auto &axis : p.axes)
+            axes << qs(axis);
+        text += tr("%1 over %2 (%3), %4 per step")
+                    .arg(qs(p.collectiveOp), axes.join(QStringLiteral(", ")), qs(p.link))
+                    .arg(p.countPerStep);
+        text += QStringLiteral("<br>") + tr("each: sends %1 per chip in %2")
+                                              .arg(qs(model::formatBytes(p.bytes)), seconds(p.commS));
+        text += p.exposedS > 0 ? tr(", %1 of it exposed").arg(seconds(p.exposedS)) : tr(", hidden");
+        text += QStringLiteral("<br>") + tr("overlaps %1 of compute taking %2")
+                                              .arg(qs(model::formatFlops(p.flops)), seconds(p.overlapS));
+        text += QStringLiteral("<br>") + tr("together %1 each, %2 of that compute")
+                                              .arg(seconds(p.timeS), qs(model::formatFlopsPerSecond(p.achievedFlopsPerS)));
+        text += QStringLiteral("<br>")
+                + tr("effective intensity %1 FLOPs/byte: its FLOPs over what the %2 slope (%3) moves in %4, "
+                     "the time its link holds it")
+                      .arg(qs(model::formatNumber(p.intensity)), qs(p.linkCeiling).toHtmlEscaped(),
+                           qs(model::formatBytesPerSecond(p.linkBandwidth)), seconds(p.effectiveBytes / p.linkBandwidth));
+        text += QStringLiteral("<br>") + tr("bound by <b>%1</b>").arg(qs(p.bound));
+        return text;
+    }
     text += tr("%1 and %2 per chip, %3 per step").arg(qs(model::formatFlops(p.flops)), qs(model::formatBytes(p.bytes)))
                 .arg(p.countPerStep);
     text += QStringLiteral("<br>") + tr("intensity %1 FLOPs/byte, %2 each, %3 achieved")
-                                          .arg(qs(model::formatNumber(p.intensity)), qs(model::formatSeconds(p.timeS)),
+                                          .arg(qs(model::formatNumber(p.intensity)), seconds(p.timeS),
                                                qs(model::formatFlopsPerSecond(p.achievedFlopsPerS)));
     text += QStringLiteral("<br>") + tr("bound by <b>%1</b>").arg(qs(p.bound));
     return text;

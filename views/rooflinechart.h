@@ -26,7 +26,9 @@ public:
 
     /// The operation drawn nearest to `pixel` within `radius` pixels, or -1.
     int pointAt(QPointF pixel, double radius = 10) const;
-    /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound.
+    /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound. A collective's
+    /// names its op, axes and link, its time and bytes per occurrence, then the compute it
+    /// overlaps and how its effective intensity is taken.
     QString describePoint(int index) const;
     /// The same text for any point (the window describes a fresh point the chart has not drawn yet).
     static QString describe(const model::RooflinePoint &point);

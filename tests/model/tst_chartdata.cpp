@@ -783,6 +783,42 @@ private slots:
             }
     }
 
+    // Mixtral with sequence parallelism: the activations' all-gather and reduce-scatter share a
+    // purpose, so their names carry the op; every point's name is unique (a selection key).
+    void collectivesSharingAPurposeHaveDistinctNames()
+    {
+        const Plan p = load(QStringLiteral("mixtral-8x7b-h100-moe"));
+        const Evaluation e = run(p);
+        const OpRoofline r = opRoofline(p, e);
+        std::set<std::string> names;
+        for (const auto &pt : r.points)
+            QVERIFY2(names.insert(pt.op).second, pt.op.c_str());
+        QVERIFY(names.count("tensor activations (sequence parallel) all-gather"));
+        QVERIFY(names.count("tensor activations (sequence parallel) reduce-scatter"));
+        QVERIFY(names.count("fsdp weights")); // a purpose of its own keeps its name
+        for (const auto &pt : r.points) {
+            if (pt.kind != "collective")
+                continue;
+            const CollectiveUse &c = e.collectives[std::size_t(pt.collective)];
+            QCOMPARE(pt.collectiveOp, std::string(collectiveName(c.op)));
+            QCOMPARE(pt.axes, c.axes);
+            QCOMPARE(pt.link, std::string(linkName(c.link)));
+        }
+        // Tensor 2 inside a node, over NVLink: a microbatch is one 4096-token sequence per chip
+        // (512 over fsdp 8 x expert 8, 8 microbatches), V = 4096 x d 4096 x 2 bytes, of which each
+        // GPU sends the half the other lacks.
+        for (const char *op : {"all-gather", "reduce-scatter"}) {
+            const auto it = std::find_if(r.points.begin(), r.points.end(), [&](const auto &pt) {
+                return pt.op == "tensor activations (sequence parallel) " + std::string(op);
+            });
+            QVERIFY(it != r.points.end());
+            QCOMPARE(it->collectiveOp, std::string(op));
+            QCOMPARE(it->link, std::string("nvlink"));
+            QCOMPARE(it->linkCeiling, std::string("NVLink (per GPU)"));
+            QVERIFY_NEAR(it->bytes, 4096.0 * 4096 * 2 / 2, 1e-12);
+        }
+    }
+
     // Pure 3-axis FSDP in the book's ideal model: the gather's point is link-bound exactly below
     // the critical batch, and then lies on the drawn ICI slope (W_ici per axis, 1.8e11 B/s).
     // Hidden, its effective intensity is FLOPs / (W_ici x t), t = 2P / (3 W_ici) for a layer's
