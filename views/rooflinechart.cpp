@@ -3,6 +3,7 @@
 #include "chartstyle.h"
 #include "units.h"
 
+#include <QLineF>
 #include <QToolTip>
 
 #include <algorithm>
@@ -73,10 +74,7 @@ void RooflineChart::changeEvent(QEvent *event)
 void RooflineChart::setRoofline(const model::OpRoofline &roofline)
 {
     m_data = roofline;
-    m_selected = -1;
-    for (std::size_t i = 0; i < m_data.points.size() && !m_selectedOp.empty(); ++i)
-        if (m_data.points[i].op == m_selectedOp && m_data.points[i].kind == m_selectedKind)
-            m_selected = static_cast<int>(i);
+    m_selected = indexOf(m_selectedOp, m_selectedKind);
     rebuild();
 }
 
@@ -297,13 +295,39 @@ void RooflineChart::selectPoint(int index)
     }
 }
 
-void RooflineChart::selectOperation(const std::string &op, const std::string &kind)
+int RooflineChart::indexOf(const std::string &op, const std::string &kind) const
 {
-    int found = -1;
+    // Names are unique (oproofline.h), so the first match is the only one.
     for (std::size_t i = 0; i < m_data.points.size() && !op.empty(); ++i)
         if (m_data.points[i].op == op && m_data.points[i].kind == kind)
-            found = static_cast<int>(i);
-    selectPoint(found);
+            return static_cast<int>(i);
+    return -1;
+}
+
+std::vector<int> RooflineChart::pointsAt(QPointF pixel, double radius) const
+{
+    std::vector<int> out;
+    const int best = pointAt(pixel, radius);
+    if (best < 0)
+        return out;
+    // Points drawn where `best` is (two collectives of the same size and window).
+    const QPointF at = pixelOf(m_data.points[static_cast<std::size_t>(best)]);
+    for (std::size_t i = 0; i < m_data.points.size(); ++i) {
+        const auto &p = m_data.points[i];
+        if (loggable(p.intensity) && loggable(p.achievedFlopsPerS) && QLineF(pixelOf(p), at).length() <= 1.5)
+            out.push_back(static_cast<int>(i));
+    }
+    return out;
+}
+
+QPointF RooflineChart::pixelOf(const model::RooflinePoint &p) const
+{
+    return {xAxis->coordToPixel(p.intensity), yAxis->coordToPixel(p.achievedFlopsPerS)};
+}
+
+void RooflineChart::selectOperation(const std::string &op, const std::string &kind)
+{
+    selectPoint(indexOf(op, kind));
     // Data not yet drawn (the chart is on a hidden tab) picks the name up when it arrives.
     m_selectedOp = op;
     m_selectedKind = op.empty() ? std::string() : kind;
@@ -312,17 +336,23 @@ void RooflineChart::selectOperation(const std::string &op, const std::string &ki
 void RooflineChart::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
-    const int index = pointAt(event->position());
-    if (index >= 0)
-        QToolTip::showText(event->globalPosition().toPoint(), describePoint(index), this);
+    const std::vector<int> under = pointsAt(event->position());
+    QStringList texts;
+    for (int index : under)
+        texts << describePoint(index);
+    if (!texts.isEmpty())
+        QToolTip::showText(event->globalPosition().toPoint(), texts.join(QStringLiteral("<hr>")), this);
     else
         QToolTip::hideText();
 }
 
 void RooflineChart::mousePressEvent(QMouseEvent *event)
 {
-    const int index = pointAt(event->position());
-    if (index >= 0 && event->button() == Qt::LeftButton) {
+    const std::vector<int> under = pointsAt(event->position());
+    if (!under.empty() && event->button() == Qt::LeftButton) {
+        // Points drawn on top of each other take turns: a click on the selected one selects the next.
+        auto it = std::find(under.begin(), under.end(), m_selected);
+        const int index = it == under.end() || std::next(it) == under.end() ? under.front() : *std::next(it);
         selectPoint(index);
         emit pointSelected(index);
         event->accept();

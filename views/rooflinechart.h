@@ -9,6 +9,7 @@
 #include <QPointer>
 
 #include <string>
+#include <vector>
 
 namespace meshplan::views {
 
@@ -26,6 +27,10 @@ public:
 
     /// The operation drawn nearest to `pixel` within `radius` pixels, or -1.
     int pointAt(QPointF pixel, double radius = 10) const;
+    /// Every operation drawn where the nearest one is (coincident points), in data order; empty
+    /// when none is within `radius`. The hover lists them all, and clicks on
+    /// the spot select each in turn.
+    std::vector<int> pointsAt(QPointF pixel, double radius = 10) const;
     /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound. A collective's
     /// names its op, axes and link, its time and bytes per occurrence, then the compute it
     /// overlaps and how its effective intensity is taken.
@@ -34,7 +39,8 @@ public:
     static QString describe(const model::RooflinePoint &point);
     void selectPoint(int index);
     int selectedPoint() const { return m_selected; }
-    /// Selects the operation named `op` of `kind` (none for an empty name). The selection is kept
+    /// Selects the operation named `op` of `kind` (none for an empty name); names are unique
+    /// (oproofline.h), so two collectives of one purpose are told apart. The selection is kept
     /// by name, so new data (after an edit) selects the same operation wherever it now sits.
     void selectOperation(const std::string &op, const std::string &kind);
 
@@ -48,6 +54,8 @@ protected:
 
 private:
     void rebuild();
+    int indexOf(const std::string &op, const std::string &kind) const;
+    QPointF pixelOf(const model::RooflinePoint &point) const;
 
     model::OpRoofline m_data;
     QPointer<QCPGraph> m_selection; // owned by the plot, which deletes it on clear

@@ -163,6 +163,43 @@ private slots:
             QVERIFY2(text.contains(QLatin1String(part)), qPrintable(part + QStringLiteral(" in ") + text));
     }
 
+    // Two collectives of one purpose, the same size and window (sequence parallelism's all-gather
+    // and reduce-scatter): drawn on the same spot, selected by their own names, both in the
+    // hover, and clicks on the spot take turns.
+    void rooflineTellsCoincidentCollectivesApart()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 989e12, false}, {"HBM", 3.35e12, true}, {"NVLink (per GPU)", 4.5e11, true}};
+        data.criticalIntensity = 989e12 / 3.35e12;
+        auto gather = point("tensor activations (sequence parallel) all-gather", "collective", 8.4e11, 1.7e7, 2e3,
+                            1.7e-3, 4.9e14, "nvlink", 0, 1536);
+        gather.collectiveOp = "all-gather";
+        auto scatter = gather;
+        scatter.op = "tensor activations (sequence parallel) reduce-scatter";
+        scatter.collectiveOp = "reduce-scatter";
+        scatter.collective = 1;
+        data.points = {gather, scatter};
+        views::RooflineChart chart;
+        chart.resize(700, 450);
+        chart.setRoofline(data);
+        chart.replot();
+        chart.selectOperation(scatter.op, "collective");
+        QCOMPARE(chart.selectedPoint(), 1);
+        chart.setRoofline(data); // new data (an edit) keeps the same one
+        QCOMPARE(chart.selectedPoint(), 1);
+        chart.replot();
+        const QPoint at(qRound(chart.xAxis->coordToPixel(2e3)), qRound(chart.yAxis->coordToPixel(4.9e14)));
+        QCOMPARE(chart.pointsAt(at), (std::vector<int>{0, 1}));
+        QVERIFY(chart.describePoint(0) != chart.describePoint(1));
+        QSignalSpy selected(&chart, &views::RooflineChart::pointSelected);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, at);
+        QCOMPARE(chart.selectedPoint(), 0);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, at);
+        QCOMPARE(chart.selectedPoint(), 1);
+        QCOMPARE(selected.count(), 2);
+        QCOMPARE(selected.at(1).at(0).toInt(), 1);
+    }
+
     void timelineDrawsEachSegmentInItsLane()
     {
         model::StepTimeline t;
