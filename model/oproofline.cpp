@@ -79,8 +79,10 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
     r.ceilings = ceilingsOf(plan.topology);
     const DType computeDtype =
         plan.kind == WorkloadKind::Training ? plan.training.computeDtype : plan.inference.computeDtype;
+    r.computeDtype = dtypeName(computeDtype);
+    r.computePeak = chip.peakFlops(computeDtype);
     if (positive(chip.hbmBandwidth))
-        r.criticalIntensity = chip.peakFlops(computeDtype) / chip.hbmBandwidth;
+        r.criticalIntensity = r.computePeak / chip.hbmBandwidth;
 
     for (const OperationCost &op : evaluation.operations) {
         RooflinePoint p;

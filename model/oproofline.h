@@ -58,6 +58,8 @@ struct OpRoofline {
     std::vector<RooflineCeiling> ceilings;
     std::vector<RooflinePoint> points;
     double criticalIntensity = 0; ///< compute dtype peak / HBM bandwidth (datasheet: the ridge point)
+    std::string computeDtype;     ///< the plan's compute dtype ("bf16"): its peak is the roof
+    double computePeak = 0;       ///< Chip::peakFlops of it (a listed peak, or the wider format's)
 };
 
 /// Every operation of one transformer layer on the busiest chip, sharded as the plan places it

@@ -97,11 +97,13 @@ void RooflineChart::rebuild()
     // The range: every point, the ridge, and a decade around.
     double xLo = 1;
     double xHi = std::max(1e3, 10 * m_data.criticalIntensity);
-    double peak = 0;
+    double peak = 0; // the highest listed peak: the y range reaches it
     double yLo = 1e18;
     for (const auto &c : m_data.ceilings)
         if (!c.slope && loggable(c.value))
             peak = std::max(peak, c.value);
+    if (loggable(m_data.computePeak))
+        peak = std::max(peak, m_data.computePeak);
     for (const auto &p : m_data.points) {
         if (!loggable(p.intensity) || !loggable(p.achievedFlopsPerS))
             continue;
@@ -111,6 +113,8 @@ void RooflineChart::rebuild()
     }
     if (!loggable(peak))
         peak = 1e15;
+    // The roof is the plan's compute dtype; other dtypes' peaks are faint references.
+    const double roof = loggable(m_data.computePeak) ? m_data.computePeak : peak;
     yLo = std::min(yLo, peak / 1e4);
     setLogRange(xAxis, xLo, xHi, 0.08);
     setLogRange(yAxis, yLo, peak, 0.08);
@@ -136,6 +140,12 @@ void RooflineChart::rebuild()
                          + (space == std::string::npos ? "" : same->name.substr(space));
         }
     }
+    // A compute dtype the chip lists no peak for runs at a wider format's (or a quarter of
+    // bf16 for fp32): its roof still gets a line.
+    if (std::none_of(ceilings.begin(), ceilings.end(), [&](const model::RooflineCeiling &c) {
+            return !c.slope && std::abs(c.value - roof) <= 1e-9 * roof;
+        }))
+        ceilings.push_back({m_data.computeDtype.empty() ? std::string("peak") : m_data.computeDtype + " peak", roof, false});
     for (const auto &c : ceilings) {
         if (!loggable(c.value))
             continue;
@@ -145,7 +155,7 @@ void RooflineChart::rebuild()
         // it stays small enough not to cover the ceilings on a short chart.
         g->removeFromLegend();
         if (c.slope) {
-            const double ridge = peak / c.value; // where the slope meets the highest peak
+            const double ridge = roof / c.value; // where the slope meets the compute dtype's peak
             const double a = x0;
             const double b = std::min(x1, ridge);
             if (!loggable(a * c.value) || b <= a)
@@ -159,10 +169,11 @@ void RooflineChart::rebuild()
             label->setRotation(-28);
             label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
         } else {
+            const bool isRoof = std::abs(c.value - roof) <= 1e-9 * roof;
             g->setData({x0, x1}, {c.value, c.value}, true);
             QColor color = text;
-            color.setAlpha(c.value >= peak ? 220 : 120);
-            g->setPen(QPen(color, c.value >= peak ? 2 : 1, Qt::DashLine));
+            color.setAlpha(isRoof ? 230 : 90);
+            g->setPen(isRoof ? QPen(color, 2.5) : QPen(color, 1, Qt::DashLine));
             auto *label = new QCPItemText(this);
             label->position->setCoords(x1, c.value);
             // The top peak is labelled above its line, lower ones below theirs, so two peaks a

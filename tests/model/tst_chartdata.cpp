@@ -489,6 +489,29 @@ private slots:
         }
     }
 
+    // The roof is the plan's compute dtype, not the highest listed peak: bf16 on v5p (459 T, under
+    // fp8/int8's 918 T), fp8 for DeepSeek-V3 on H100 (1979 T), bf16 for int8 weights on v5e (197 T).
+    void computePeakIsThePlansDtype_data()
+    {
+        QTest::addColumn<QString>("plan");
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<double>("peak");
+        QTest::newRow("default") << QString() << "bf16" << 4.59e14;
+        QTest::newRow("deepseek fp8") << QStringLiteral("deepseek-v3-h100-2048") << "fp8" << 1.979e15;
+        QTest::newRow("int8 serving") << QStringLiteral("llama-3-70b-int8-v5e-serving") << "bf16" << 1.97e14;
+    }
+
+    void computePeakIsThePlansDtype()
+    {
+        QFETCH(QString, plan);
+        QFETCH(QString, dtype);
+        QFETCH(double, peak);
+        const Plan p = plan.isEmpty() ? defaultPlan() : load(plan);
+        const OpRoofline r = opRoofline(p, run(p));
+        QCOMPARE(QString::fromStdString(r.computeDtype), dtype);
+        QCOMPARE(r.computePeak, peak);
+    }
+
     void matmulIntensityIsTheBooks_data()
     {
         // Per chip [B, D] x [D, F] in bf16: 2BDF FLOPs over 2(BD + DF + BF) bytes (book ch. 1). The
@@ -586,6 +609,7 @@ private slots:
         const Evaluation e = run(p, CostMode(mode));
         const OpRoofline r = opRoofline(p, e);
         QVERIFY_NEAR(r.criticalIntensity, ridge, 1e-12);
+        QVERIFY_NEAR(r.computePeak / p.topology.chip().hbmBandwidth, ridge, 1e-12); // the roof the ridge is on
         const Chip &chip = p.topology.chip();
         const DType dtype = p.kind == WorkloadKind::Training ? p.training.computeDtype : p.inference.computeDtype;
         std::set<int> collectives;

@@ -96,6 +96,8 @@ private slots:
         data.ceilings = {{"bf16 peak", 459e12, false}, {"int8 peak", 918e12, false}, {"HBM", 2.765e12, true},
                          {"ICI (x)", 9e10, true}};
         data.criticalIntensity = 459e12 / 2.765e12;
+        data.computeDtype = "bf16";
+        data.computePeak = 459e12;
         const auto good = point("mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80);
         const auto slow = point("attention core", "attention", 1e10, 1e9, 10, 1e-3, 1e13, "hbm", -1, 80);
         const auto zero = point("nothing", "elementwise", 0, 1e9, 0, 1e-3, 0, "hbm", -1, 80);
@@ -116,15 +118,26 @@ private slots:
         QVERIFY(chart.xAxis->range().lower <= 10 && chart.xAxis->range().upper >= 1000);
         QVERIFY(chart.yAxis->range().upper >= 918e12);
         QVERIFY(chart.xAxis->range().lower > 0 && chart.yAxis->range().lower > 0);
-        // The HBM slope ends where it meets the highest peak: 918e12 / 2.765e12 = 332 FLOPs/B.
-        const QCPGraph *hbm = nullptr;
-        for (int i = 0; i < chart.graphCount(); ++i)
-            if (chart.graph(i)->name() == QStringLiteral("HBM"))
-                hbm = chart.graph(i);
+        // The HBM slope ends where it meets the plan's (bf16) peak, 459e12 / 2.765e12 = 166
+        // FLOPs/B, not the int8 one above it; bf16 is drawn solid and bold, int8 thin and dashed.
+        const auto graph = [&](const QString &name) -> const QCPGraph * {
+            for (int i = 0; i < chart.graphCount(); ++i)
+                if (chart.graph(i)->name() == name)
+                    return chart.graph(i);
+            return nullptr;
+        };
+        const QCPGraph *hbm = graph(QStringLiteral("HBM"));
         QVERIFY(hbm);
         QCOMPARE(hbm->dataCount(), 2);
-        QVERIFY(qAbs(hbm->data()->at(1)->key - 918e12 / 2.765e12) < 1e-6 * 332);
-        QVERIFY(qAbs(hbm->data()->at(1)->value - 918e12) < 1e-6 * 918e12);
+        QVERIFY(qAbs(hbm->data()->at(1)->key - 459e12 / 2.765e12) < 1e-6 * 166);
+        QVERIFY(qAbs(hbm->data()->at(1)->value - 459e12) < 1e-6 * 459e12);
+        const QCPGraph *bf16 = graph(QStringLiteral("bf16 peak"));
+        const QCPGraph *int8 = graph(QStringLiteral("int8 peak"));
+        QVERIFY(bf16 && int8);
+        QCOMPARE(bf16->pen().style(), Qt::SolidLine);
+        QCOMPARE(int8->pen().style(), Qt::DashLine);
+        QVERIFY(bf16->pen().widthF() > int8->pen().widthF());
+        QVERIFY(bf16->pen().color().alpha() > int8->pen().color().alpha());
         // Hover and selection find the point under the mouse.
         chart.resize(700, 450);
         chart.replot();
