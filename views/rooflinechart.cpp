@@ -3,8 +3,10 @@
 #include "chartstyle.h"
 #include "units.h"
 
+#include <QFontMetricsF>
 #include <QLineF>
 #include <QToolTip>
+#include <QtMath>
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +62,7 @@ RooflineChart::RooflineChart(QWidget *parent)
     side->setRowStretchFactor(0, 0.001);
     side->setMargins(QMargins(0, 12, 6, 0));
     applyChartStyle(this, palette());
+    connect(this, &QCustomPlot::afterLayout, this, &RooflineChart::placeSlopeLabels);
 }
 
 void RooflineChart::changeEvent(QEvent *event)
@@ -91,6 +94,8 @@ void RooflineChart::rebuild()
     clearGraphs();
     clearItems();
     m_selection = nullptr;
+    m_slopeLabels.clear();
+    m_ceilingLabels.clear();
     showChartAxes(this);
     const QColor text = palette().color(QPalette::Text);
 
@@ -162,23 +167,30 @@ void RooflineChart::rebuild()
                 continue;
             g->setData({a, b}, {a * c.value, b * c.value}, true);
             g->setPen(QPen(slopeColors[slopeIndex++ % 5], 2));
+            // Labelled at the middle of its visible part (it may enter above the x axis), its
+            // angle set from pixels once the layout is known (placeSlopeLabels).
+            const double from = std::max(a, yAxis->range().lower / c.value);
+            const double at = from < b ? std::sqrt(from * b) : std::sqrt(a * b);
             auto *label = new QCPItemText(this);
-            label->position->setCoords(std::sqrt(a * b), std::sqrt(a * b) * c.value);
+            label->position->setCoords(at, at * c.value);
             label->setText(qs(c.name));
             label->setColor(g->pen().color());
-            label->setRotation(-28);
             label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+            label->setPadding(QMargins(0, 0, 0, 3));
+            m_slopeLabels.push_back({label, c.value});
         } else {
             const bool isRoof = std::abs(c.value - roof) <= 1e-9 * roof;
             g->setData({x0, x1}, {c.value, c.value}, true);
             QColor color = text;
             color.setAlpha(isRoof ? 230 : 90);
             g->setPen(isRoof ? QPen(color, 2.5) : QPen(color, 1, Qt::DashLine));
+            // Labelled above its line at the left end, where the slopes are still far below the
+            // peaks and no point reaches (the compute-bound points crowd the right, under the roof).
             auto *label = new QCPItemText(this);
-            label->position->setCoords(x1, c.value);
-            // The top peak is labelled above its line, lower ones below theirs, so two peaks a
-            // factor of two apart (bf16 and fp8) do not print over each other.
-            label->setPositionAlignment(Qt::AlignRight | (c.value >= peak ? Qt::AlignBottom : Qt::AlignTop));
+            label->position->setCoords(x0, c.value);
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+            label->setPadding(QMargins(4, 0, 4, 1));
+            m_ceilingLabels.push_back({label, c.value});
             label->setText(qs(c.name) + QStringLiteral(" ") + qs(model::formatFlopsPerSecond(c.value)));
             label->setColor(color);
         }
@@ -304,6 +316,77 @@ void RooflineChart::selectPoint(int index)
         }
         replot(QCustomPlot::rpQueuedReplot);
     }
+}
+
+void RooflineChart::placeSlopeLabels()
+{
+    // Along the slope as drawn: the angle of two of its points in pixels (the axes' aspect
+    // changes with the widget's size), the text's bottom on the line, so the line runs under it.
+    const double lo = xAxis->range().lower;
+    const double hi = xAxis->range().upper;
+    for (const auto &[label, bandwidth] : m_slopeLabels) {
+        if (!label)
+            continue;
+        const QPointF a(xAxis->coordToPixel(lo), yAxis->coordToPixel(lo * bandwidth));
+        const QPointF b(xAxis->coordToPixel(hi), yAxis->coordToPixel(hi * bandwidth));
+        if (a == b)
+            continue;
+        label->setRotation(qRadiansToDegrees(std::atan2(b.y() - a.y(), b.x() - a.x())));
+    }
+
+    // Peak labels sit above their line at the left end, or, where a slope or a point is in the
+    // way there, at the first place to the right that is clear (else the least covered).
+    std::vector<QLineF> slopes;
+    for (const auto &[label, bandwidth] : m_slopeLabels)
+        slopes.emplace_back(QPointF(xAxis->coordToPixel(lo), yAxis->coordToPixel(lo * bandwidth)),
+                            QPointF(xAxis->coordToPixel(hi), yAxis->coordToPixel(hi * bandwidth)));
+    std::vector<QPointF> marks;
+    for (const auto &p : m_data.points)
+        if (loggable(p.intensity) && loggable(p.achievedFlopsPerS))
+            marks.push_back(pixelOf(p));
+    const QRectF plot = axisRect()->rect();
+    for (const auto &[label, value] : m_ceilingLabels) {
+        if (!label)
+            continue;
+        const QFontMetricsF metrics(label->font());
+        const QSizeF size(metrics.horizontalAdvance(label->text()) + 8, metrics.height() + 1);
+        const double y = yAxis->coordToPixel(value);
+        // What a box at `left` covers: points count double, slopes once.
+        const auto covered = [&](double left) {
+            const QRectF box(QPointF(left, y - size.height()), size);
+            int n = 0;
+            for (const QPointF &m : marks)
+                n += 2 * box.adjusted(-6, -6, 6, 6).contains(m);
+            for (const QLineF &line : slopes) {
+                // The slope's height (pixels) at the box's left and right: it crosses the box when
+                // they straddle or enter its rows.
+                const auto at = [&](double x) {
+                    return line.p1().y() + (line.p2().y() - line.p1().y()) * (x - line.p1().x()) / (line.p2().x() - line.p1().x());
+                };
+                const double top = std::min(at(box.left()), at(box.right()));
+                const double bottom = std::max(at(box.left()), at(box.right()));
+                n += bottom >= box.top() && top <= box.bottom();
+            }
+            return n;
+        };
+        // From the left end rightwards in steps; the first clear place, else the least covered.
+        double left = plot.left();
+        int best = covered(left);
+        for (double x = plot.left(); best > 0 && x + size.width() <= plot.right(); x += 8)
+            if (const int n = covered(x); n < best) {
+                best = n;
+                left = x;
+            }
+        label->position->setCoords(xAxis->pixelToCoord(left), value);
+    }
+}
+
+double RooflineChart::slopeLabelRotation(const QString &name) const
+{
+    for (const auto &[label, bandwidth] : m_slopeLabels)
+        if (label && label->text() == name)
+            return label->rotation();
+    return std::nan("");
 }
 
 int RooflineChart::indexOf(const std::string &op, const std::string &kind) const

@@ -44,6 +44,10 @@ public:
     /// by name, so new data (after an edit) selects the same operation wherever it now sits.
     void selectOperation(const std::string &op, const std::string &kind);
 
+    /// The rotation (degrees, clockwise on screen) of the label of the slope named `name`, as
+    /// last laid out; NaN when there is none.
+    double slopeLabelRotation(const QString &name) const;
+
 signals:
     void pointSelected(int index);
 
@@ -54,6 +58,7 @@ protected:
 
 private:
     void rebuild();
+    void placeSlopeLabels();
     int indexOf(const std::string &op, const std::string &kind) const;
     QPointF pixelOf(const model::RooflinePoint &point) const;
 
@@ -62,6 +67,16 @@ private:
     int m_selected = -1;
     std::string m_selectedOp;
     std::string m_selectedKind;
+    struct SlopeLabel {
+        QPointer<QCPItemText> item;
+        double bandwidth = 0;
+    };
+    std::vector<SlopeLabel> m_slopeLabels;
+    struct CeilingLabel {
+        QPointer<QCPItemText> item;
+        double value = 0;
+    };
+    std::vector<CeilingLabel> m_ceilingLabels;
 };
 
 } // namespace meshplan::views

@@ -213,6 +213,48 @@ private slots:
         QCOMPARE(selected.at(1).at(0).toInt(), 1);
     }
 
+    // Labels: each slope's label is turned to the slope as drawn, so its own line runs along the
+    // text's foot rather than through it. On log-log axes y = W x climbs one y decade per x
+    // decade: atan(pixels per y decade / pixels per x decade) above the horizontal, which changes
+    // with the widget's shape. Peak labels sit above their line at the left end, clear of the
+    // compute-bound points under the roof.
+    void rooflineLabelsFollowTheLines()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 459e12, false}, {"int8 peak", 918e12, false}, {"HBM", 2.765e12, true},
+                         {"ICI (per axis)", 1.8e11, true}};
+        data.criticalIntensity = 459e12 / 2.765e12;
+        data.computeDtype = "bf16";
+        data.computePeak = 459e12;
+        data.points = {point("mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80),
+                       point("mlp down", "matmul", 1e12, 1e9, 1500, 3e-3, 3.4e14, "compute", -1, 80)};
+        views::RooflineChart chart;
+        chart.setRoofline(data);
+        for (const QSize size : {QSize(1200, 750), QSize(600, 400), QSize(900, 300)}) {
+            chart.resize(size);
+            chart.replot();
+            const QRect r = chart.axisRect()->rect();
+            const double xDecades = std::log10(chart.xAxis->range().upper / chart.xAxis->range().lower);
+            const double yDecades = std::log10(chart.yAxis->range().upper / chart.yAxis->range().lower);
+            const double want = -qRadiansToDegrees(std::atan((r.height() / yDecades) / (r.width() / xDecades)));
+            QVERIFY2(std::fabs(chart.slopeLabelRotation(QStringLiteral("HBM")) - want) < 0.01,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(chart.slopeLabelRotation(QStringLiteral("HBM"))).arg(want)));
+            QVERIFY(std::fabs(chart.slopeLabelRotation(QStringLiteral("ICI (per axis)")) - want) < 0.01);
+            for (int i = 0; i < chart.itemCount(); ++i) {
+                auto *label = qobject_cast<QCPItemText *>(chart.item(i));
+                if (!label || !label->text().startsWith(QLatin1String("bf16 peak")))
+                    continue;
+                const double y = chart.yAxis->coordToPixel(459e12);
+                QVERIFY(label->bottom->pixelPosition().y() <= y + 0.5); // above its line
+                QVERIFY(std::fabs(label->left->pixelPosition().x() - r.left()) < 1); // at the left end
+                const QRectF box(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+                for (double x : {1000.0, 1500.0})
+                    QVERIFY(!box.adjusted(-6, -6, 6, 6)
+                                 .contains(QPointF(chart.xAxis->coordToPixel(x), chart.yAxis->coordToPixel(3.3e14))));
+            }
+        }
+    }
+
     void timelineDrawsEachSegmentInItsLane()
     {
         model::StepTimeline t;
