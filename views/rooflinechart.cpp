@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace meshplan::views {
@@ -109,11 +110,22 @@ void RooflineChart::rebuild()
             peak = std::max(peak, c.value);
     if (loggable(m_data.computePeak))
         peak = std::max(peak, m_data.computePeak);
+    // A point far right of everything on the chip (the once-per-step gradient all-reduce, whose
+    // window is the whole backward) would squeeze the matmuls and the ridge into a corner: the
+    // axis ends a decade past the furthest on-chip op (or the ridge), and points beyond it are
+    // drawn at the edge with an arrow and a note.
+    double onChip = m_data.criticalIntensity;
+    for (const auto &p : m_data.points)
+        if (p.kind != "collective" && loggable(p.intensity) && loggable(p.achievedFlopsPerS))
+            onChip = std::max(onChip, p.intensity);
+    const double cap = loggable(onChip) ? 10 * onChip : std::numeric_limits<double>::infinity();
+    bool clipped = false;
     for (const auto &p : m_data.points) {
         if (!loggable(p.intensity) || !loggable(p.achievedFlopsPerS))
             continue;
         xLo = std::min(xLo, p.intensity);
-        xHi = std::max(xHi, p.intensity);
+        clipped = clipped || p.intensity > cap;
+        xHi = std::max(xHi, std::min(p.intensity, cap));
         yLo = std::min(yLo, p.achievedFlopsPerS);
     }
     if (!loggable(peak))
@@ -125,6 +137,9 @@ void RooflineChart::rebuild()
     setLogRange(yAxis, yLo, peak, 0.08);
     const double x0 = xAxis->range().lower;
     const double x1 = xAxis->range().upper;
+    // Clipped points sit 3% of the axis's decades inside its right end.
+    m_clipAt = clipped ? x1 : std::numeric_limits<double>::infinity();
+    m_clipDrawnAt = x1 / std::pow(x1 / x0, 0.03);
 
     // Ceilings: flat compute peaks, and bandwidth slopes (rate = bandwidth x intensity) up to the peak.
     int slopeIndex = 0;
@@ -214,7 +229,7 @@ void RooflineChart::rebuild()
         std::vector<std::pair<double, double>> xy;
         for (const auto &p : m_data.points)
             if (p.kind == kind.kind && loggable(p.intensity) && loggable(p.achievedFlopsPerS))
-                xy.emplace_back(p.intensity, p.achievedFlopsPerS);
+                xy.emplace_back(drawnIntensity(p), p.achievedFlopsPerS);
         if (xy.empty())
             continue;
         std::sort(xy.begin(), xy.end());
@@ -230,13 +245,28 @@ void RooflineChart::rebuild()
         g->setScatterStyle(QCPScatterStyle(kind.shape, kind.color.darker(130), kind.color, 10));
         g->setData(keys, values, true);
     }
+    for (const auto &p : m_data.points) {
+        if (!loggable(p.intensity) || !loggable(p.achievedFlopsPerS) || !(p.intensity > m_clipAt))
+            continue;
+        auto *arrow = new QCPItemLine(this);
+        arrow->start->setCoords(m_clipDrawnAt * std::pow(x1 / x0, 0.005), p.achievedFlopsPerS);
+        arrow->end->setCoords(x1, p.achievedFlopsPerS);
+        arrow->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
+        arrow->setPen(QPen(text, 1.5));
+        auto *note = new QCPItemText(this);
+        note->position->setCoords(m_clipDrawnAt, p.achievedFlopsPerS);
+        note->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        note->setPadding(QMargins(0, 8, 2, 0));
+        note->setText(tr("%1 at %2 FLOPs/B").arg(qs(p.op), qs(model::formatNumber(p.intensity))));
+        note->setColor(text);
+    }
     m_selection = addGraph();
     m_selection->removeFromLegend();
     m_selection->setLineStyle(QCPGraph::lsNone);
     m_selection->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(text, 2), Qt::NoBrush, 20));
     if (m_selected >= 0) {
         const auto &p = m_data.points[static_cast<std::size_t>(m_selected)];
-        m_selection->setData({p.intensity}, {p.achievedFlopsPerS}, true);
+        m_selection->setData({drawnIntensity(p)}, {p.achievedFlopsPerS}, true);
     }
     replot(QCustomPlot::rpQueuedReplot);
 }
@@ -249,12 +279,16 @@ int RooflineChart::pointAt(QPointF pixel, double radius) const
         const auto &p = m_data.points[i];
         if (!loggable(p.intensity) || !loggable(p.achievedFlopsPerS))
             continue;
-        const double dx = xAxis->coordToPixel(p.intensity) - pixel.x();
-        const double dy = yAxis->coordToPixel(p.achievedFlopsPerS) - pixel.y();
-        const double d = dx * dx + dy * dy;
-        if (d <= bestDistance) {
-            bestDistance = d;
-            best = static_cast<int>(i);
+        // Where it is drawn, and, for a point clipped at the edge, also at its own coordinates
+        // off the plot (which a caller computes from the data).
+        for (const double x : {drawnIntensity(p), p.intensity}) {
+            const double dx = xAxis->coordToPixel(x) - pixel.x();
+            const double dy = yAxis->coordToPixel(p.achievedFlopsPerS) - pixel.y();
+            const double d = dx * dx + dy * dy;
+            if (d <= bestDistance) {
+                bestDistance = d;
+                best = static_cast<int>(i);
+            }
         }
     }
     return best;
@@ -310,7 +344,7 @@ void RooflineChart::selectPoint(int index)
     if (m_selection) {
         if (m_selected >= 0) {
             const auto &p = m_data.points[static_cast<std::size_t>(m_selected)];
-            m_selection->setData({p.intensity}, {p.achievedFlopsPerS}, true);
+            m_selection->setData({drawnIntensity(p)}, {p.achievedFlopsPerS}, true);
         } else {
             m_selection->data()->clear();
         }
@@ -416,7 +450,18 @@ std::vector<int> RooflineChart::pointsAt(QPointF pixel, double radius) const
 
 QPointF RooflineChart::pixelOf(const model::RooflinePoint &p) const
 {
-    return {xAxis->coordToPixel(p.intensity), yAxis->coordToPixel(p.achievedFlopsPerS)};
+    return {xAxis->coordToPixel(drawnIntensity(p)), yAxis->coordToPixel(p.achievedFlopsPerS)};
+}
+
+double RooflineChart::drawnIntensity(const model::RooflinePoint &p) const
+{
+    return p.intensity > m_clipAt ? m_clipDrawnAt : p.intensity;
+}
+
+bool RooflineChart::isClipped(int index) const
+{
+    return index >= 0 && index < static_cast<int>(m_data.points.size())
+           && m_data.points[static_cast<std::size_t>(index)].intensity > m_clipAt;
 }
 
 void RooflineChart::selectOperation(const std::string &op, const std::string &kind)

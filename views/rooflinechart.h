@@ -8,6 +8,7 @@
 
 #include <QPointer>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ public:
     /// The rotation (degrees, clockwise on screen) of the label of the slope named `name`, as
     /// last laid out; NaN when there is none.
     double slopeLabelRotation(const QString &name) const;
+    /// Whether point `index` lies beyond the x axis (a decade past the furthest on-chip op or
+    /// the ridge) and is drawn at its right end with an arrow and a note.
+    bool isClipped(int index) const;
 
 signals:
     void pointSelected(int index);
@@ -61,6 +65,7 @@ private:
     void placeSlopeLabels();
     int indexOf(const std::string &op, const std::string &kind) const;
     QPointF pixelOf(const model::RooflinePoint &point) const;
+    double drawnIntensity(const model::RooflinePoint &point) const;
 
     model::OpRoofline m_data;
     QPointer<QCPGraph> m_selection; // owned by the plot, which deletes it on clear
@@ -77,6 +82,8 @@ private:
         double value = 0;
     };
     std::vector<CeilingLabel> m_ceilingLabels;
+    double m_clipAt = std::numeric_limits<double>::infinity(); ///< points right of this are clipped
+    double m_clipDrawnAt = 0;                                  ///< ... and drawn here
 };
 
 } // namespace meshplan::views

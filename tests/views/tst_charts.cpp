@@ -255,6 +255,48 @@ private slots:
         }
     }
 
+    // A once-per-step collective at 4e6 FLOPs/B does not stretch the axis: it ends a decade past
+    // the furthest on-chip op (1500 FLOPs/B; the ridge is 166), 1.5e4 and the margin, and the
+    // outlier is drawn at the right end with an arrow and a note giving its intensity.
+    void rooflineClipsAnOutlierAtTheEdge()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 459e12, false}, {"HBM", 2.765e12, true}, {"ICI (per axis)", 1.8e11, true}};
+        data.criticalIntensity = 459e12 / 2.765e12;
+        data.computeDtype = "bf16";
+        data.computePeak = 459e12;
+        data.points = {point("mlp up+gate", "matmul", 1e12, 1e9, 1500, 3e-3, 3.3e14, "compute", -1, 80),
+                       point("fsdp weights", "collective", 9e11, 4e8, 2100, 3e-3, 3.2e14, "compute", 3, 160),
+                       point("gradients", "collective", 1.5e14, 3e7, 4e6, 0.46, 3.1e14, "compute", 5, 1)};
+        views::RooflineChart chart;
+        chart.resize(1200, 750);
+        chart.setRoofline(data);
+        chart.replot();
+        // [1, 1.5e4] widened by 8% of its decades at each end.
+        const double upper = 1.5e4 * std::pow(10.0, 0.08 * std::log10(1.5e4));
+        QVERIFY2(std::fabs(chart.xAxis->range().upper - upper) < 1e-9 * upper, qPrintable(QString::number(chart.xAxis->range().upper)));
+        QVERIFY(!chart.isClipped(0) && !chart.isClipped(1));
+        QVERIFY(chart.isClipped(2));
+        int arrows = 0;
+        bool noted = false;
+        for (int i = 0; i < chart.itemCount(); ++i) {
+            arrows += qobject_cast<QCPItemLine *>(chart.item(i)) != nullptr;
+            if (auto *text = qobject_cast<QCPItemText *>(chart.item(i)))
+                noted = noted || text->text() == QStringLiteral("gradients at 4000000 FLOPs/B");
+        }
+        QCOMPARE(arrows, 1);
+        QVERIFY(noted);
+        // Drawn inside the right end, where the mouse finds it.
+        double drawnAt = 0;
+        for (int i = 0; i < chart.graphCount(); ++i)
+            if (chart.graph(i)->name() == QStringLiteral("collectives"))
+                drawnAt = (chart.graph(i)->data()->constEnd() - 1)->key;
+        QVERIFY(drawnAt < chart.xAxis->range().upper && drawnAt > chart.xAxis->range().upper / 2);
+        const QPoint edge(qRound(chart.xAxis->coordToPixel(drawnAt)), qRound(chart.yAxis->coordToPixel(3.1e14)));
+        QCOMPARE(chart.pointAt(edge, 2), 2);
+        QVERIFY(chart.rect().contains(edge));
+    }
+
     void timelineDrawsEachSegmentInItsLane()
     {
         model::StepTimeline t;
