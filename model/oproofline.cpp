@@ -93,7 +93,9 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
         p.intensity = op.flops / op.bytes;
         p.timeS = op.timeS;
         p.achievedFlopsPerS = op.flops / op.timeS;
-        p.bound = p.intensity > r.criticalIntensity ? "compute" : "hbm";
+        // The side of the ridge at the rates the time was taken with (achievable: the chip's
+        // FLOPs fraction and HBM efficiency move the ridge), so the bound never contradicts it.
+        p.bound = op.timeS > op.memoryS ? "compute" : "hbm";
         p.countPerStep = static_cast<int>(std::min<std::int64_t>(op.countPerStep, 2'000'000'000));
         if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)
             && positive(p.achievedFlopsPerS))

@@ -26,8 +26,10 @@ struct RooflinePoint {
     /// compute window and the collective together, as the step cost counts them (see opRoofline).
     double timeS = 0;
     double achievedFlopsPerS = 0; ///< flops / timeS
-    /// On-chip ops: "compute" when intensity > criticalIntensity, else "hbm" (the side of the
-    /// ridge). Collectives: the link name (ici, dcn, nvlink, scale-out) when the step cost exposes
+    /// On-chip ops: "compute" when FLOPs take longer than bytes at the rates of the evaluation
+    /// (flops / achievable peak > bytes / achievable HBM bandwidth), else "hbm": the side of the
+    /// ridge those rates put, which is not criticalIntensity's (the datasheet's) when the FLOPs
+    /// fraction and the HBM efficiency differ. Collectives: the link name (ici, dcn, nvlink, scale-out) when the step cost exposes
     /// any of it (CollectiveUse::exposedS > 0), else "compute" (hidden behind the compute).
     std::string bound;
     int collective = -1;  ///< index into Evaluation::collectives for collectives
