@@ -297,6 +297,43 @@ private slots:
         QVERIFY(chart.rect().contains(edge));
     }
 
+    // A selected on-chip op outlines the compute lane's work (compute and recompute), nothing
+    // else; a collective's highlight replaces it.
+    void timelineHighlightsTheComputeLane()
+    {
+        model::StepTimeline t;
+        t.lanes = {"compute", "fsdp weights"};
+        t.segments = {{0, "forward + backward", "compute", 0, 0.7, -1},
+                      {0, "recompute", "recompute", 0.7, 0.2, -1},
+                      {1, "fsdp weights (hidden)", "hidden", 0, 0.5, 0},
+                      {0, "optimizer", "optimizer", 0.9, 0.1, -1}};
+        t.totalS = 1.0;
+        views::TimelineChart chart;
+        chart.setTimeline(t);
+        const auto outlined = [&] {
+            QStringList out;
+            int rect = 0;
+            for (int i = 0; i < chart.itemCount(); ++i)
+                if (auto *r = qobject_cast<QCPItemRect *>(chart.item(i))) {
+                    if (r->pen().widthF() >= 3)
+                        out << QString::fromStdString(t.segments[std::size_t(rect)].label);
+                    ++rect;
+                }
+            return out;
+        };
+        QVERIFY(outlined().isEmpty());
+        chart.highlightCompute(true);
+        QVERIFY(chart.computeHighlighted());
+        QCOMPARE(outlined(), (QStringList{"forward + backward", "recompute"}));
+        chart.highlightCollective(0);
+        QVERIFY(!chart.computeHighlighted());
+        QCOMPARE(outlined(), QStringList{"fsdp weights (hidden)"});
+        chart.highlightCompute(true);
+        QCOMPARE(chart.highlightedCollective(), -1);
+        chart.highlightCompute(false);
+        QVERIFY(outlined().isEmpty());
+    }
+
     void timelineDrawsEachSegmentInItsLane()
     {
         model::StepTimeline t;
