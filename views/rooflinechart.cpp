@@ -97,6 +97,7 @@ void RooflineChart::rebuild()
     m_selection = nullptr;
     m_slopeLabels.clear();
     m_ceilingLabels.clear();
+    m_clipNotes.clear();
     showChartAxes(this);
     const QColor text = palette().color(QPalette::Text);
 
@@ -259,6 +260,7 @@ void RooflineChart::rebuild()
         note->setPadding(QMargins(0, 8, 2, 0));
         note->setText(tr("%1 at %2 FLOPs/B").arg(qs(p.op), qs(model::formatNumber(p.intensity))));
         note->setColor(text);
+        m_clipNotes.push_back(note);
     }
     m_selection = addGraph();
     m_selection->removeFromLegend();
@@ -412,6 +414,22 @@ void RooflineChart::placeSlopeLabels()
                 left = x;
             }
         label->position->setCoords(xAxis->pixelToCoord(left), value);
+    }
+
+    // A clipped point's note goes under its arrow, or over it where that covers fewer points.
+    for (const auto &note : m_clipNotes) {
+        if (!note)
+            continue;
+        const QFontMetricsF metrics(note->font());
+        const QSizeF size(metrics.horizontalAdvance(note->text()) + 2, metrics.height() + 8);
+        const QPointF anchor = note->position->pixelPosition();
+        const auto covered = [&](bool below) {
+            const QRectF box(QPointF(anchor.x() - size.width(), below ? anchor.y() : anchor.y() - size.height()), size);
+            return std::count_if(marks.begin(), marks.end(), [&](const QPointF &m) { return box.adjusted(-6, -6, 6, 6).contains(m); });
+        };
+        const bool below = covered(true) <= covered(false);
+        note->setPositionAlignment(Qt::AlignRight | (below ? Qt::AlignTop : Qt::AlignBottom));
+        note->setPadding(below ? QMargins(0, 8, 2, 0) : QMargins(0, 0, 2, 8));
     }
 }
 

@@ -82,6 +82,7 @@ private:
         double value = 0;
     };
     std::vector<CeilingLabel> m_ceilingLabels;
+    std::vector<QPointer<QCPItemText>> m_clipNotes;
     double m_clipAt = std::numeric_limits<double>::infinity(); ///< points right of this are clipped
     double m_clipDrawnAt = 0;                                  ///< ... and drawn here
 };
