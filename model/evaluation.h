@@ -68,6 +68,7 @@ struct OperationCost {
     double flops = 0;   ///< per chip, one occurrence
     double bytes = 0;   ///< HBM bytes per chip, one occurrence
     double timeS = 0;   ///< max(FLOPs / peak, bytes / HBM) at the evaluation's rates
+    double memoryS = 0; ///< bytes / HBM at those rates: the op is compute-bound when timeS exceeds it
     std::int64_t countPerStep = 0; ///< occurrences per training step (layers x microbatches x passes),
                                    ///< per decode step, or per prefill
 };

@@ -165,6 +165,7 @@ void InferenceCost::addOperation(const std::string &op, const char *kind, double
     c.flops = flops;
     c.bytes = bytes;
     c.timeS = std::max(flops / m_peak, bytes / m_hbm);
+    c.memoryS = bytes / m_hbm;
     c.countPerStep = static_cast<std::int64_t>(std::llround(count));
     m_out.operations.push_back(std::move(c));
 }

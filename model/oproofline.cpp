@@ -15,6 +15,32 @@ bool positive(double v)
     return v > 0 && std::isfinite(v);
 }
 
+/// The slope drawn for one link kind (value 0 when the chip has no such link).
+RooflineCeiling linkSlope(const Topology &topology, LinkKind link)
+{
+    const Chip &chip = topology.chip();
+    switch (link) {
+    case LinkKind::Ici:
+        // The book's W_ici: both directions of one axis's links (ch. 2); a collective over k axes
+        // gets k times this.
+        if (chip.ici && positive(chip.ici->linkBandwidth))
+            return {"ICI (per axis)", resourceBandwidth(chip, Resource::Ici, 1), true};
+        break;
+    case LinkKind::Dcn:
+        return {"DCN (per chip)", chip.dcnBandwidth, true};
+    case LinkKind::Nvlink:
+        if (chip.nvlink)
+            return {"NVLink (per GPU)", chip.nvlink->bandwidth, true};
+        break;
+    case LinkKind::ScaleOut:
+        // The node's scale-out NICs are shared by its GPUs.
+        if (chip.scaleOut && !topology.axes().empty())
+            return {"scale-out (per GPU)", chip.scaleOut->nodeEgressBandwidth / topology.axes().front().size, true};
+        break;
+    }
+    return {{}, 0, true};
+}
+
 std::vector<RooflineCeiling> ceilingsOf(const Topology &topology)
 {
     const Chip &chip = topology.chip();
@@ -36,19 +62,10 @@ std::vector<RooflineCeiling> ceilingsOf(const Topology &topology)
         nvlink = nvlink || axis.link == LinkKind::Nvlink;
         scaleOut = scaleOut || axis.link == LinkKind::ScaleOut;
     }
-    // The book's W_ici: both directions of one axis's links (ch. 2); a collective over k axes
-    // gets k times this.
-    if (ici && chip.ici && positive(chip.ici->linkBandwidth))
-        out.push_back({"ICI (per axis)", resourceBandwidth(chip, Resource::Ici, 1), true});
-    if (dcn && positive(chip.dcnBandwidth))
-        out.push_back({"DCN (per chip)", chip.dcnBandwidth, true});
-    if (nvlink && chip.nvlink && positive(chip.nvlink->bandwidth))
-        out.push_back({"NVLink (per GPU)", chip.nvlink->bandwidth, true});
-    if (scaleOut && chip.scaleOut && !topology.axes().empty()) {
-        // The node's scale-out NICs are shared by its GPUs.
-        const double perGpu = chip.scaleOut->nodeEgressBandwidth / topology.axes().front().size;
-        if (positive(perGpu))
-            out.push_back({"scale-out (per GPU)", perGpu, true});
+    for (LinkKind link : {LinkKind::Ici, LinkKind::Dcn, LinkKind::Nvlink, LinkKind::ScaleOut}) {
+        const bool used = link == LinkKind::Ici ? ici : link == LinkKind::Dcn ? dcn : link == LinkKind::Nvlink ? nvlink : scaleOut;
+        if (const RooflineCeiling slope = linkSlope(topology, link); used && positive(slope.value))
+            out.push_back(slope);
     }
     return out;
 }
@@ -62,8 +79,10 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
     r.ceilings = ceilingsOf(plan.topology);
     const DType computeDtype =
         plan.kind == WorkloadKind::Training ? plan.training.computeDtype : plan.inference.computeDtype;
+    r.computeDtype = dtypeName(computeDtype);
+    r.computePeak = chip.peakFlops(computeDtype);
     if (positive(chip.hbmBandwidth))
-        r.criticalIntensity = chip.peakFlops(computeDtype) / chip.hbmBandwidth;
+        r.criticalIntensity = r.computePeak / chip.hbmBandwidth;
 
     for (const OperationCost &op : evaluation.operations) {
         RooflinePoint p;
@@ -74,7 +93,9 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
         p.intensity = op.flops / op.bytes;
         p.timeS = op.timeS;
         p.achievedFlopsPerS = op.flops / op.timeS;
-        p.bound = p.intensity > r.criticalIntensity ? "compute" : "hbm";
+        // The side of the ridge at the rates the time was taken with (achievable: the chip's
+        // FLOPs fraction and HBM efficiency move the ridge), so the bound never contradicts it.
+        p.bound = op.timeS > op.memoryS ? "compute" : "hbm";
         p.countPerStep = static_cast<int>(std::min<std::int64_t>(op.countPerStep, 2'000'000'000));
         if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)
             && positive(p.achievedFlopsPerS))
@@ -86,20 +107,44 @@ OpRoofline opRoofline(const Plan &plan, const Evaluation &evaluation)
         if (c.countPerStep <= 0)
             continue;
         const double each = c.timeS / double(c.countPerStep);
+        const double exposedEach = c.exposedS / double(c.countPerStep);
+        // Exposed at all: the step pays the collective after (or before) its window.
+        const bool exposed = positive(exposedEach) && exposedEach > 1e-12 * each;
         RooflinePoint p;
         p.op = c.purpose;
+        const auto samePurpose = [&](const CollectiveUse &o) { return o.purpose == c.purpose; };
+        if (std::count_if(evaluation.collectives.begin(), evaluation.collectives.end(), samePurpose) > 1)
+            p.op += " " + std::string(collectiveName(c.op));
         p.kind = "collective";
+        p.collectiveOp = collectiveName(c.op);
+        p.axes = c.axes;
+        p.link = linkName(c.link);
         p.flops = c.overlapFlops;
         p.bytes = c.bytesPerChip;
-        p.intensity = p.flops / p.bytes;
-        p.timeS = std::max(c.overlapS, each);
+        p.commS = each;
+        p.overlapS = c.overlapS;
+        p.exposedS = exposed ? exposedEach : 0.0;
+        p.timeS = exposed ? std::max(each, c.overlapS + exposedEach) : std::max(c.overlapS, each);
         p.achievedFlopsPerS = p.flops / p.timeS;
-        p.bound = c.overlapS >= each ? "compute" : std::string(linkName(c.link));
+        p.bound = exposed ? std::string(linkName(c.link)) : std::string("compute");
+        const RooflineCeiling slope = linkSlope(plan.topology, c.link);
+        p.linkCeiling = slope.name;
+        p.linkBandwidth = positive(slope.value) ? slope.value : c.bytesPerChip / each;
+        p.effectiveBytes = p.linkBandwidth * (exposed ? p.timeS : each);
+        p.intensity = p.flops / p.effectiveBytes;
         p.collective = static_cast<int>(i);
         p.countPerStep = static_cast<int>(std::min<std::int64_t>(c.countPerStep, 2'000'000'000));
         if (positive(p.flops) && positive(p.bytes) && positive(p.intensity) && positive(p.timeS)
             && positive(p.achievedFlopsPerS))
             r.points.push_back(std::move(p));
+    }
+    // Names are selection keys: a name met again (the same purpose and op twice) gets a number.
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+        int seen = 1;
+        for (std::size_t j = 0; j < i; ++j)
+            seen += r.points[j].op == r.points[i].op || r.points[j].op.rfind(r.points[i].op + " #", 0) == 0;
+        if (seen > 1)
+            r.points[i].op += " #" + std::to_string(seen);
     }
     return r;
 }

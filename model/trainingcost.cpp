@@ -335,6 +335,7 @@ void TrainingCost::addOperation(const std::string &op, const char *kind, double 
     c.flops = flops;
     c.bytes = bytes;
     c.timeS = std::max(flops / flopsRate, bytes / m_hbm);
+    c.memoryS = bytes / m_hbm;
     c.countPerStep = static_cast<std::int64_t>(std::llround(count));
     m_out.operations.push_back(std::move(c));
 }

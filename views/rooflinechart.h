@@ -8,7 +8,9 @@
 
 #include <QPointer>
 
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace meshplan::views {
 
@@ -26,15 +28,29 @@ public:
 
     /// The operation drawn nearest to `pixel` within `radius` pixels, or -1.
     int pointAt(QPointF pixel, double radius = 10) const;
-    /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound.
+    /// Every operation drawn where the nearest one is (coincident points), in data order; empty
+    /// when none is within `radius`. The hover lists them all, and clicks on
+    /// the spot select each in turn.
+    std::vector<int> pointsAt(QPointF pixel, double radius = 10) const;
+    /// The hover text of point `index`: op, FLOPs, bytes, intensity, time, bound. A collective's
+    /// names its op, axes and link, its time and bytes per occurrence, then the compute it
+    /// overlaps and how its effective intensity is taken.
     QString describePoint(int index) const;
     /// The same text for any point (the window describes a fresh point the chart has not drawn yet).
     static QString describe(const model::RooflinePoint &point);
     void selectPoint(int index);
     int selectedPoint() const { return m_selected; }
-    /// Selects the operation named `op` of `kind` (none for an empty name). The selection is kept
+    /// Selects the operation named `op` of `kind` (none for an empty name); names are unique
+    /// (oproofline.h), so two collectives of one purpose are told apart. The selection is kept
     /// by name, so new data (after an edit) selects the same operation wherever it now sits.
     void selectOperation(const std::string &op, const std::string &kind);
+
+    /// The rotation (degrees, clockwise on screen) of the label of the slope named `name`, as
+    /// last laid out; NaN when there is none.
+    double slopeLabelRotation(const QString &name) const;
+    /// Whether point `index` lies beyond the x axis (a decade past the furthest on-chip op or
+    /// the ridge) and is drawn at its right end with an arrow and a note.
+    bool isClipped(int index) const;
 
 signals:
     void pointSelected(int index);
@@ -46,12 +62,29 @@ protected:
 
 private:
     void rebuild();
+    void placeSlopeLabels();
+    int indexOf(const std::string &op, const std::string &kind) const;
+    QPointF pixelOf(const model::RooflinePoint &point) const;
+    double drawnIntensity(const model::RooflinePoint &point) const;
 
     model::OpRoofline m_data;
     QPointer<QCPGraph> m_selection; // owned by the plot, which deletes it on clear
     int m_selected = -1;
     std::string m_selectedOp;
     std::string m_selectedKind;
+    struct SlopeLabel {
+        QPointer<QCPItemText> item;
+        double bandwidth = 0;
+    };
+    std::vector<SlopeLabel> m_slopeLabels;
+    struct CeilingLabel {
+        QPointer<QCPItemText> item;
+        double value = 0;
+    };
+    std::vector<CeilingLabel> m_ceilingLabels;
+    std::vector<QPointer<QCPItemText>> m_clipNotes;
+    double m_clipAt = std::numeric_limits<double>::infinity(); ///< points right of this are clipped
+    double m_clipDrawnAt = 0;                                  ///< ... and drawn here
 };
 
 } // namespace meshplan::views

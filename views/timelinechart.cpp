@@ -128,7 +128,9 @@ void TimelineChart::rebuild()
         rect->bottomRight->setCoords((s.startS + s.durationS) / m_unit, lane + 0.36);
         const QColor color = timelineKindColor(s.kind);
         rect->setBrush(color);
-        const bool lit = m_highlight >= 0 && s.collective == m_highlight;
+        const bool lit = (m_highlight >= 0 && s.collective == m_highlight)
+                         || (m_computeHighlight && s.collective < 0
+                             && (s.kind == "compute" || s.kind == "recompute" || s.kind == "prefill" || s.kind == "decode"));
         rect->setPen(lit ? QPen(text, 3) : QPen(color.darker(130), 1));
         rect->setSelectable(false);
         m_rects.push_back(rect);
@@ -178,9 +180,21 @@ QString TimelineChart::describeSegment(int index) const
 
 void TimelineChart::highlightCollective(int collective)
 {
-    if (collective == m_highlight)
+    if (collective == m_highlight && !(collective >= 0 && m_computeHighlight))
         return;
     m_highlight = collective;
+    if (collective >= 0)
+        m_computeHighlight = false;
+    rebuild();
+}
+
+void TimelineChart::highlightCompute(bool on)
+{
+    if (on == m_computeHighlight && (!on || m_highlight < 0))
+        return;
+    m_computeHighlight = on;
+    if (on)
+        m_highlight = -1;
     rebuild();
 }
 

@@ -27,6 +27,11 @@ public:
     /// Outlines the segments of collective `collective` (-1: none).
     void highlightCollective(int collective);
     int highlightedCollective() const { return m_highlight; }
+    /// Outlines the on-chip work (compute and recompute; serving: prefill and the decode steps),
+    /// where a selected matmul, attention or elementwise op runs; clears a collective's highlight.
+    /// highlightCollective clears this one.
+    void highlightCompute(bool on);
+    bool computeHighlighted() const { return m_computeHighlight; }
 
 signals:
     void segmentSelected(int index);
@@ -43,6 +48,7 @@ private:
     std::vector<QCPItemRect *> m_rects;
     double m_unit = 1;
     int m_highlight = -1;
+    bool m_computeHighlight = false;
 };
 
 /// The colour of a segment kind (compute, hidden, exposed, bubble, ...).

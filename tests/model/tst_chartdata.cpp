@@ -511,6 +511,61 @@ private slots:
         }
     }
 
+    // The roof is the plan's compute dtype, not the highest listed peak: bf16 on v5p (459 T, under
+    // fp8/int8's 918 T), fp8 for DeepSeek-V3 on H100 (1979 T), bf16 for int8 weights on v5e (197 T).
+    void computePeakIsThePlansDtype_data()
+    {
+        QTest::addColumn<QString>("plan");
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<double>("peak");
+        QTest::newRow("default") << QString() << "bf16" << 4.59e14;
+        QTest::newRow("deepseek fp8") << QStringLiteral("deepseek-v3-h100-2048") << "fp8" << 1.979e15;
+        QTest::newRow("int8 serving") << QStringLiteral("llama-3-70b-int8-v5e-serving") << "bf16" << 1.97e14;
+    }
+
+    void computePeakIsThePlansDtype()
+    {
+        QFETCH(QString, plan);
+        QFETCH(QString, dtype);
+        QFETCH(double, peak);
+        const Plan p = plan.isEmpty() ? defaultPlan() : load(plan);
+        const OpRoofline r = opRoofline(p, run(p));
+        QCOMPARE(QString::fromStdString(r.computeDtype), dtype);
+        QCOMPARE(r.computePeak, peak);
+    }
+
+    // The inline chip lists 5e14 FLOPs/s and 2e12 B/s (a datasheet ridge of 250 FLOPs/B) but
+    // reaches 0.6 and 0.85 of them: an achievable ridge of 3e14 / 1.7e12 = 176. An op of 200
+    // FLOPs/B (2e11 FLOPs, 1e9 bytes) takes 2e11 / 3e14 = 667 us of compute against 1e9 / 1.7e12
+    // = 588 us of HBM: compute-bound, although left of the datasheet ridge; one of 150 is not.
+    void onChipBoundUsesTheEvaluationsRates()
+    {
+        const Plan p = load(QStringLiteral("inline-chip-llama-3-8b"));
+        Evaluation e = run(p);
+        e.collectives.clear();
+        const auto op = [](const char *name, double flops, double bytes) {
+            OperationCost c;
+            c.op = name;
+            c.kind = "matmul";
+            c.flops = flops;
+            c.bytes = bytes;
+            c.memoryS = bytes / 1.7e12;
+            c.timeS = std::max(flops / 3e14, c.memoryS);
+            c.countPerStep = 1;
+            return c;
+        };
+        e.operations = {op("between the ridges", 2e11, 1e9), op("left of both", 1.5e11, 1e9)};
+        const OpRoofline r = opRoofline(p, e);
+        QCOMPARE(r.criticalIntensity, 250.0);
+        QCOMPARE(r.points.size(), std::size_t(2));
+        QCOMPARE(r.points[0].bound, std::string("compute"));
+        QVERIFY_NEAR(r.points[0].timeS, 2e11 / 3e14, 1e-12);
+        QCOMPARE(r.points[1].bound, std::string("hbm"));
+        // And the evaluation's own ops carry the HBM time they were taken with.
+        for (const auto &c : run(p).operations)
+            QVERIFY_NEAR(c.memoryS, c.bytes / (2e12 * 0.85), 1e-12);
+    }
+
     void matmulIntensityIsTheBooks_data()
     {
         // Per chip [B, D] x [D, F] in bf16: 2BDF FLOPs over 2(BD + DF + BF) bytes (book ch. 1). The
@@ -595,8 +650,7 @@ private slots:
 
     // Every coordinate positive and finite; on-chip ops compute-bound exactly right of the
     // ridge (C / W_hbm of the compute dtype); no point above the datasheet roofline; every
-    // collective of the evaluation placed, bound by its link exactly when it outlasts the
-    // compute it overlaps.
+    // collective of the evaluation placed, bound by its link exactly when the step exposes it.
     void pointsLieUnderTheRoofline()
     {
         QFETCH(QString, plan);
@@ -609,6 +663,7 @@ private slots:
         const Evaluation e = run(p, CostMode(mode));
         const OpRoofline r = opRoofline(p, e);
         QVERIFY_NEAR(r.criticalIntensity, ridge, 1e-12);
+        QVERIFY_NEAR(r.computePeak / p.topology.chip().hbmBandwidth, ridge, 1e-12); // the roof the ridge is on
         const Chip &chip = p.topology.chip();
         const DType dtype = p.kind == WorkloadKind::Training ? p.training.computeDtype : p.inference.computeDtype;
         std::set<int> collectives;
@@ -617,7 +672,7 @@ private slots:
             for (double v : {pt.flops, pt.bytes, pt.intensity, pt.timeS, pt.achievedFlopsPerS})
                 QVERIFY2(std::isfinite(v) && v > 0, pt.op.c_str());
             QVERIFY(pt.countPerStep > 0);
-            QVERIFY_NEAR(pt.intensity, pt.flops / pt.bytes, 1e-12);
+            QVERIFY_NEAR(pt.intensity, pt.flops / (pt.kind == "collective" ? pt.effectiveBytes : pt.bytes), 1e-12);
             QVERIFY_NEAR(pt.achievedFlopsPerS, pt.flops / pt.timeS, 1e-12);
             kinds.insert(pt.kind);
             if (pt.kind == "collective") {
@@ -627,12 +682,27 @@ private slots:
                 const double each = c.timeS / double(c.countPerStep);
                 QCOMPARE(pt.flops, c.overlapFlops);
                 QCOMPARE(pt.bytes, c.bytesPerChip);
-                QCOMPARE(pt.timeS, std::max(c.overlapS, each));
-                QCOMPARE(pt.bound, c.overlapS >= each ? std::string("compute") : std::string(linkName(c.link)));
+                QCOMPARE(pt.bound, c.exposedS > 0 ? std::string(linkName(c.link)) : std::string("compute"));
+                QVERIFY_NEAR(pt.timeS,
+                             c.exposedS > 0 ? std::max(each, c.overlapS + c.exposedS / double(c.countPerStep))
+                                            : std::max(c.overlapS, each),
+                             1e-12);
                 QVERIFY(pt.achievedFlopsPerS <= chip.peakFlops(dtype) * (1 + 1e-12));
+                // Against the slope drawn for its link: exposed ones on it, hidden ones under it.
+                const auto slope = std::find_if(r.ceilings.begin(), r.ceilings.end(),
+                                                [&](const auto &ceiling) { return ceiling.name == pt.linkCeiling; });
+                QVERIFY2(slope != r.ceilings.end() && slope->slope, pt.linkCeiling.c_str());
+                QCOMPARE(pt.linkBandwidth, slope->value);
+                QVERIFY_NEAR(pt.effectiveBytes, slope->value * (c.exposedS > 0 ? pt.timeS : each), 1e-12);
+                if (c.exposedS > 0)
+                    QVERIFY_NEAR(pt.achievedFlopsPerS, pt.intensity * slope->value, 1e-12);
+                else
+                    QVERIFY(pt.achievedFlopsPerS <= pt.intensity * slope->value * (1 + 1e-12));
             } else {
                 QCOMPARE(pt.collective, -1);
-                QCOMPARE(pt.bound, std::string(pt.intensity > r.criticalIntensity ? "compute" : "hbm"));
+                // The side of the ridge at the evaluation's rates: FLOPs outlast the HBM traffic.
+                const double hbm = chip.hbmBandwidth * (CostMode(mode) == CostMode::Ideal ? 1.0 : chip.achievable.hbmEfficiency);
+                QCOMPARE(pt.bound, std::string(pt.timeS > pt.bytes / hbm * (1 + 1e-12) ? "compute" : "hbm"));
                 const double roof = std::min(chip.peakFlops(dtype), pt.intensity * chip.hbmBandwidth);
                 QVERIFY2(pt.achievedFlopsPerS <= roof * (1 + 1e-12), pt.op.c_str());
                 if (CostMode(mode) == CostMode::Ideal && pt.kind != "elementwise")
@@ -730,9 +800,110 @@ private slots:
         QCOMPARE(it->bound, std::string("compute")); // 2048 tokens per chip > the critical 942
     }
 
+    // A collective's bound is the step cost's exposure, not a comparison of two times. The default
+    // plan in the ideal model: each tensor all-reduce moves one layer block's activations,
+    // V = 2048 tokens x 8192 x 2 bytes, round a 4-chip line (no wraparound on a sub-ring: the
+    // book's 2 (N - 1) / N V one way round, 1.5 V / 9e10) and is never hidden in training; the
+    // context all-gather (2 chips: the other half of K and V, 2048 tokens x 2 of the 8 KV heads
+    // (tensor 4) x 128 x 2 (K, V) x 2 bytes) is.
+    void collectiveBoundFollowsTheExposure()
+    {
+        const Plan p = defaultPlan();
+        const Evaluation e = run(p, CostMode::Ideal);
+        const OpRoofline r = opRoofline(p, e);
+        const auto find = [&](const std::string &op) {
+            return std::find_if(r.points.begin(), r.points.end(), [&](const auto &pt) { return pt.op == op; });
+        };
+        const auto tensor = find("tensor activations");
+        QVERIFY(tensor != r.points.end());
+        const double V = 2048.0 * 8192 * 2;
+        QVERIFY_NEAR(tensor->bytes, 1.5 * V, 1e-12);
+        QVERIFY_NEAR(tensor->commS, 1.5 * V / 9e10, 1e-9);
+        QVERIFY_NEAR(tensor->exposedS, tensor->commS, 1e-9); // all of it
+        QCOMPARE(tensor->bound, std::string("ici"));
+        // One occurrence: its matmul block at the bf16 peak, then the all-reduce.
+        QVERIFY_NEAR(tensor->overlapS, tensor->flops / 4.59e14, 1e-12);
+        QVERIFY_NEAR(tensor->timeS, tensor->flops / 4.59e14 + 1.5 * V / 9e10, 1e-9);
+        QVERIFY(tensor->achievedFlopsPerS < 0.75 * 4.59e14);
+
+        const auto context = find("context keys and values");
+        QVERIFY(context != r.points.end());
+        QVERIFY_NEAR(context->bytes, 2048.0 * 2 * 128 * 2 * 2, 1e-12);
+        QCOMPARE(context->exposedS, 0.0);
+        QCOMPARE(context->bound, std::string("compute"));
+        QVERIFY_NEAR(context->timeS, std::max(context->overlapS, context->commS), 1e-12);
+
+        // LLaMA-3 8B over 4 v5e slices: the gradients' all-reduce over DCN. Each chip sends 2 x 3/4
+        // of its 1 / 256 of the bf16 gradients, V, and the book prices it at V / W_dcn for each
+        // half (3.125 GB/s). The book's ideal model overlaps it with the backward: compute. The
+        // achievable one runs it after the backward, all of it exposed: bound by dcn, however
+        // large the backward it follows.
+        const Plan m = load(QStringLiteral("llama-3-8b-v5e-multislice"));
+        const double grads = 2.0 * 8030261248.0 / 256; // LLaMA-3 8B's 8.03e9 parameters
+        const auto gradients = [](const OpRoofline &roofline) {
+            return *std::find_if(roofline.points.begin(), roofline.points.end(),
+                                 [](const auto &pt) { return pt.op == "gradients"; });
+        };
+        const RooflinePoint ideal = gradients(opRoofline(m, run(m, CostMode::Ideal)));
+        QVERIFY_NEAR(ideal.bytes, 1.5 * grads, 1e-6); // the shard's rounding: 5e-7
+        QVERIFY_NEAR(ideal.commS, 2 * grads / 3.125e9, 1e-6);
+        QCOMPARE(ideal.bound, std::string("compute"));
+        QCOMPARE(ideal.timeS, ideal.overlapS); // the backward, 1.9 s, outlasts 40 ms
+        const RooflinePoint achievable = gradients(opRoofline(m, run(m)));
+        QCOMPARE(achievable.bound, std::string("dcn"));
+        QVERIFY_NEAR(achievable.exposedS, achievable.commS, 1e-12);
+        QVERIFY_NEAR(achievable.timeS, achievable.overlapS + achievable.commS, 1e-12);
+
+        // Serving hides nothing: both tensor all-reduces are bound by ICI.
+        const Plan s = servingV5e();
+        for (const auto &pt : opRoofline(s, run(s, CostMode::Ideal)).points)
+            if (pt.kind == "collective") {
+                QCOMPARE(pt.bound, std::string("ici"));
+                QVERIFY_NEAR(pt.timeS, pt.overlapS + pt.commS, 1e-9);
+            }
+    }
+
+    // Mixtral with sequence parallelism: the activations' all-gather and reduce-scatter share a
+    // purpose, so their names carry the op; every point's name is unique (a selection key).
+    void collectivesSharingAPurposeHaveDistinctNames()
+    {
+        const Plan p = load(QStringLiteral("mixtral-8x7b-h100-moe"));
+        const Evaluation e = run(p);
+        const OpRoofline r = opRoofline(p, e);
+        std::set<std::string> names;
+        for (const auto &pt : r.points)
+            QVERIFY2(names.insert(pt.op).second, pt.op.c_str());
+        QVERIFY(names.count("tensor activations (sequence parallel) all-gather"));
+        QVERIFY(names.count("tensor activations (sequence parallel) reduce-scatter"));
+        QVERIFY(names.count("fsdp weights")); // a purpose of its own keeps its name
+        for (const auto &pt : r.points) {
+            if (pt.kind != "collective")
+                continue;
+            const CollectiveUse &c = e.collectives[std::size_t(pt.collective)];
+            QCOMPARE(pt.collectiveOp, std::string(collectiveName(c.op)));
+            QCOMPARE(pt.axes, c.axes);
+            QCOMPARE(pt.link, std::string(linkName(c.link)));
+        }
+        // Tensor 2 inside a node, over NVLink: a microbatch is one 4096-token sequence per chip
+        // (512 over fsdp 8 x expert 8, 8 microbatches), V = 4096 x d 4096 x 2 bytes, of which each
+        // GPU sends the half the other lacks.
+        for (const char *op : {"all-gather", "reduce-scatter"}) {
+            const auto it = std::find_if(r.points.begin(), r.points.end(), [&](const auto &pt) {
+                return pt.op == "tensor activations (sequence parallel) " + std::string(op);
+            });
+            QVERIFY(it != r.points.end());
+            QCOMPARE(it->collectiveOp, std::string(op));
+            QCOMPARE(it->link, std::string("nvlink"));
+            QCOMPARE(it->linkCeiling, std::string("NVLink (per GPU)"));
+            QVERIFY_NEAR(it->bytes, 4096.0 * 4096 * 2 / 2, 1e-12);
+        }
+    }
+
     // Pure 3-axis FSDP in the book's ideal model: the gather's point is link-bound exactly below
-    // the critical batch; its intensity is about the per-chip batch, and the link's ridge is the
-    // book's C / (3 W_ici) = 850 (x N / (N - 1) for the (N - 1) / N each chip sends).
+    // the critical batch, and then lies on the drawn ICI slope (W_ici per axis, 1.8e11 B/s).
+    // Hidden, its effective intensity is FLOPs / (W_ici x t), t = 2P / (3 W_ici) for a layer's
+    // bf16 weights gathered over three full axes: 3 (2P + a) x / 2P, right of the slope's ridge
+    // C / W_ici = 2550 exactly when x is above the critical batch (the book's F / B > C / W).
     void fsdpGatherPointFlipsAtTheCriticalBatch_data()
     {
         QTest::addColumn<double>("tokens");
@@ -752,9 +923,15 @@ private slots:
         QVERIFY(it != r.points.end());
         using H = PureFsdpHand;
         const double n = H::chips;
-        QVERIFY_NEAR(it->intensity, (2 * H::P + H::a) * tokens / (2 * H::P * (n - 1) / n), 1e-12);
+        QVERIFY_NEAR(it->bytes, 2 * H::P * (n - 1) / n, 1e-12);
         QCOMPARE(it->bound, std::string(tokens < H::critical() ? "ici" : "compute"));
-        QCOMPARE(it->bound == "compute", it->intensity > H::C / H::W3 * n / (n - 1));
+        const double W = 2 * 9e10;
+        QCOMPARE(it->linkBandwidth, W);
+        if (it->bound == "compute")
+            QVERIFY_NEAR(it->intensity, 3 * (2 * H::P + H::a) * tokens / (2 * H::P), 1e-6);
+        else
+            QVERIFY_NEAR(it->intensity * W, it->achievedFlopsPerS, 1e-12); // on the slope
+        QCOMPARE(it->bound == "compute", it->intensity > H::C / W);
     }
 
     // ---- Scaling sweeps --------------------------------------------------------------------------

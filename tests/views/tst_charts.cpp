@@ -24,6 +24,23 @@ model::ChipKind kind(const std::string &name, double params, double grads, doubl
     return k;
 }
 
+model::RooflinePoint point(const std::string &op, const std::string &kind, double flops, double bytes, double intensity,
+                           double timeS, double rate, const std::string &bound, int collective, int count)
+{
+    model::RooflinePoint p;
+    p.op = op;
+    p.kind = kind;
+    p.flops = flops;
+    p.bytes = bytes;
+    p.intensity = intensity;
+    p.timeS = timeS;
+    p.achievedFlopsPerS = rate;
+    p.bound = bound;
+    p.collective = collective;
+    p.countPerStep = count;
+    return p;
+}
+
 bool allPositive(const QCPGraph *graph)
 {
     for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
@@ -79,10 +96,12 @@ private slots:
         data.ceilings = {{"bf16 peak", 459e12, false}, {"int8 peak", 918e12, false}, {"HBM", 2.765e12, true},
                          {"ICI (x)", 9e10, true}};
         data.criticalIntensity = 459e12 / 2.765e12;
-        model::RooflinePoint good{"mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80};
-        model::RooflinePoint slow{"attention core", "attention", 1e10, 1e9, 10, 1e-3, 1e13, "hbm", -1, 80};
-        model::RooflinePoint zero{"nothing", "elementwise", 0, 1e9, 0, 1e-3, 0, "hbm", -1, 80};
-        model::RooflinePoint nan{"broken", "collective", 1e9, 0, std::nan(""), 1e-3, 1e12, "ici", 0, 2};
+        data.computeDtype = "bf16";
+        data.computePeak = 459e12;
+        const auto good = point("mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80);
+        const auto slow = point("attention core", "attention", 1e10, 1e9, 10, 1e-3, 1e13, "hbm", -1, 80);
+        const auto zero = point("nothing", "elementwise", 0, 1e9, 0, 1e-3, 0, "hbm", -1, 80);
+        const auto nan = point("broken", "collective", 1e9, 0, std::nan(""), 1e-3, 1e12, "ici", 0, 2);
         data.points = {good, slow, zero, nan};
         views::RooflineChart chart;
         chart.setRoofline(data);
@@ -99,15 +118,26 @@ private slots:
         QVERIFY(chart.xAxis->range().lower <= 10 && chart.xAxis->range().upper >= 1000);
         QVERIFY(chart.yAxis->range().upper >= 918e12);
         QVERIFY(chart.xAxis->range().lower > 0 && chart.yAxis->range().lower > 0);
-        // The HBM slope ends where it meets the highest peak: 918e12 / 2.765e12 = 332 FLOPs/B.
-        const QCPGraph *hbm = nullptr;
-        for (int i = 0; i < chart.graphCount(); ++i)
-            if (chart.graph(i)->name() == QStringLiteral("HBM"))
-                hbm = chart.graph(i);
+        // The HBM slope ends where it meets the plan's (bf16) peak, 459e12 / 2.765e12 = 166
+        // FLOPs/B, not the int8 one above it; bf16 is drawn solid and bold, int8 thin and dashed.
+        const auto graph = [&](const QString &name) -> const QCPGraph * {
+            for (int i = 0; i < chart.graphCount(); ++i)
+                if (chart.graph(i)->name() == name)
+                    return chart.graph(i);
+            return nullptr;
+        };
+        const QCPGraph *hbm = graph(QStringLiteral("HBM"));
         QVERIFY(hbm);
         QCOMPARE(hbm->dataCount(), 2);
-        QVERIFY(qAbs(hbm->data()->at(1)->key - 918e12 / 2.765e12) < 1e-6 * 332);
-        QVERIFY(qAbs(hbm->data()->at(1)->value - 918e12) < 1e-6 * 918e12);
+        QVERIFY(qAbs(hbm->data()->at(1)->key - 459e12 / 2.765e12) < 1e-6 * 166);
+        QVERIFY(qAbs(hbm->data()->at(1)->value - 459e12) < 1e-6 * 459e12);
+        const QCPGraph *bf16 = graph(QStringLiteral("bf16 peak"));
+        const QCPGraph *int8 = graph(QStringLiteral("int8 peak"));
+        QVERIFY(bf16 && int8);
+        QCOMPARE(bf16->pen().style(), Qt::SolidLine);
+        QCOMPARE(int8->pen().style(), Qt::DashLine);
+        QVERIFY(bf16->pen().widthF() > int8->pen().widthF());
+        QVERIFY(bf16->pen().color().alpha() > int8->pen().color().alpha());
         // Hover and selection find the point under the mouse.
         chart.resize(700, 450);
         chart.replot();
@@ -119,6 +149,189 @@ private slots:
         QTest::mouseClick(&chart, Qt::LeftButton, {}, at.toPoint());
         QCOMPARE(selected.count(), 1);
         QCOMPARE(chart.selectedPoint(), 0);
+    }
+
+    // A collective's hover names its op, axes and link, the time and bytes of one occurrence,
+    // and, apart, the compute it overlaps: 1.2 GFLOP taking 4 ms beside a 3 ms all-gather that
+    // adds 1 ms.
+    void rooflineHoverDescribesACollective()
+    {
+        auto c = point("fsdp weights", "collective", 1.2e12, 4e8, 0, 5e-3, 1.2e12 / 5e-3, "ici", 3, 160);
+        c.collectiveOp = "all-gather";
+        c.axes = {"x", "y", "z"};
+        c.link = "ici";
+        c.commS = 3e-3;
+        c.overlapS = 4e-3;
+        c.exposedS = 1e-3;
+        c.linkCeiling = "ICI (per axis)";
+        c.linkBandwidth = 1.8e11;
+        c.effectiveBytes = 1.8e11 * 5e-3;
+        c.intensity = 1.2e12 / c.effectiveBytes;
+        const QString text = views::RooflineChart::describe(c);
+        for (const char *part : {"fsdp weights", "all-gather over x, y, z (ici), 160 per step",
+                                 "sends 400 MB per chip in 3.00 ms, 1.00 ms of it exposed",
+                                 "overlaps 1.20 TFLOP of compute taking 4.00 ms", "together 5.00 ms each, 240 TFLOP/s",
+                                 "intensity 1333 FLOPs/byte", "ICI (per axis) slope (180 GB/s) moves in 5.00 ms",
+                                 "bound by <b>ici</b>"})
+            QVERIFY2(text.contains(QLatin1String(part)), qPrintable(part + QStringLiteral(" in ") + text));
+    }
+
+    // Two collectives of one purpose, the same size and window (sequence parallelism's all-gather
+    // and reduce-scatter): drawn on the same spot, selected by their own names, both in the
+    // hover, and clicks on the spot take turns.
+    void rooflineTellsCoincidentCollectivesApart()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 989e12, false}, {"HBM", 3.35e12, true}, {"NVLink (per GPU)", 4.5e11, true}};
+        data.criticalIntensity = 989e12 / 3.35e12;
+        auto gather = point("tensor activations (sequence parallel) all-gather", "collective", 8.4e11, 1.7e7, 2e3,
+                            1.7e-3, 4.9e14, "nvlink", 0, 1536);
+        gather.collectiveOp = "all-gather";
+        auto scatter = gather;
+        scatter.op = "tensor activations (sequence parallel) reduce-scatter";
+        scatter.collectiveOp = "reduce-scatter";
+        scatter.collective = 1;
+        data.points = {gather, scatter};
+        views::RooflineChart chart;
+        chart.resize(700, 450);
+        chart.setRoofline(data);
+        chart.replot();
+        chart.selectOperation(scatter.op, "collective");
+        QCOMPARE(chart.selectedPoint(), 1);
+        chart.setRoofline(data); // new data (an edit) keeps the same one
+        QCOMPARE(chart.selectedPoint(), 1);
+        chart.replot();
+        const QPoint at(qRound(chart.xAxis->coordToPixel(2e3)), qRound(chart.yAxis->coordToPixel(4.9e14)));
+        QCOMPARE(chart.pointsAt(at), (std::vector<int>{0, 1}));
+        QVERIFY(chart.describePoint(0) != chart.describePoint(1));
+        QSignalSpy selected(&chart, &views::RooflineChart::pointSelected);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, at);
+        QCOMPARE(chart.selectedPoint(), 0);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, at);
+        QCOMPARE(chart.selectedPoint(), 1);
+        QCOMPARE(selected.count(), 2);
+        QCOMPARE(selected.at(1).at(0).toInt(), 1);
+    }
+
+    // Labels: each slope's label is turned to the slope as drawn, so its own line runs along the
+    // text's foot rather than through it. On log-log axes y = W x climbs one y decade per x
+    // decade: atan(pixels per y decade / pixels per x decade) above the horizontal, which changes
+    // with the widget's shape. Peak labels sit above their line at the left end, clear of the
+    // compute-bound points under the roof.
+    void rooflineLabelsFollowTheLines()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 459e12, false}, {"int8 peak", 918e12, false}, {"HBM", 2.765e12, true},
+                         {"ICI (per axis)", 1.8e11, true}};
+        data.criticalIntensity = 459e12 / 2.765e12;
+        data.computeDtype = "bf16";
+        data.computePeak = 459e12;
+        data.points = {point("mlp up+gate", "matmul", 1e12, 1e9, 1000, 3e-3, 3.3e14, "compute", -1, 80),
+                       point("mlp down", "matmul", 1e12, 1e9, 1500, 3e-3, 3.4e14, "compute", -1, 80)};
+        views::RooflineChart chart;
+        chart.setRoofline(data);
+        for (const QSize size : {QSize(1200, 750), QSize(600, 400), QSize(900, 300)}) {
+            chart.resize(size);
+            chart.replot();
+            const QRect r = chart.axisRect()->rect();
+            const double xDecades = std::log10(chart.xAxis->range().upper / chart.xAxis->range().lower);
+            const double yDecades = std::log10(chart.yAxis->range().upper / chart.yAxis->range().lower);
+            const double want = -qRadiansToDegrees(std::atan((r.height() / yDecades) / (r.width() / xDecades)));
+            QVERIFY2(std::fabs(chart.slopeLabelRotation(QStringLiteral("HBM")) - want) < 0.01,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(chart.slopeLabelRotation(QStringLiteral("HBM"))).arg(want)));
+            QVERIFY(std::fabs(chart.slopeLabelRotation(QStringLiteral("ICI (per axis)")) - want) < 0.01);
+            for (int i = 0; i < chart.itemCount(); ++i) {
+                auto *label = qobject_cast<QCPItemText *>(chart.item(i));
+                if (!label || !label->text().startsWith(QLatin1String("bf16 peak")))
+                    continue;
+                const double y = chart.yAxis->coordToPixel(459e12);
+                QVERIFY(label->bottom->pixelPosition().y() <= y + 0.5); // above its line
+                QVERIFY(std::fabs(label->left->pixelPosition().x() - r.left()) < 1); // at the left end
+                const QRectF box(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+                for (double x : {1000.0, 1500.0})
+                    QVERIFY(!box.adjusted(-6, -6, 6, 6)
+                                 .contains(QPointF(chart.xAxis->coordToPixel(x), chart.yAxis->coordToPixel(3.3e14))));
+            }
+        }
+    }
+
+    // A once-per-step collective at 4e6 FLOPs/B does not stretch the axis: it ends a decade past
+    // the furthest on-chip op (1500 FLOPs/B; the ridge is 166), 1.5e4 and the margin, and the
+    // outlier is drawn at the right end with an arrow and a note giving its intensity.
+    void rooflineClipsAnOutlierAtTheEdge()
+    {
+        model::OpRoofline data;
+        data.ceilings = {{"bf16 peak", 459e12, false}, {"HBM", 2.765e12, true}, {"ICI (per axis)", 1.8e11, true}};
+        data.criticalIntensity = 459e12 / 2.765e12;
+        data.computeDtype = "bf16";
+        data.computePeak = 459e12;
+        data.points = {point("mlp up+gate", "matmul", 1e12, 1e9, 1500, 3e-3, 3.3e14, "compute", -1, 80),
+                       point("fsdp weights", "collective", 9e11, 4e8, 2100, 3e-3, 3.2e14, "compute", 3, 160),
+                       point("gradients", "collective", 1.5e14, 3e7, 4e6, 0.46, 3.1e14, "compute", 5, 1)};
+        views::RooflineChart chart;
+        chart.resize(1200, 750);
+        chart.setRoofline(data);
+        chart.replot();
+        // [1, 1.5e4] widened by 8% of its decades at each end.
+        const double upper = 1.5e4 * std::pow(10.0, 0.08 * std::log10(1.5e4));
+        QVERIFY2(std::fabs(chart.xAxis->range().upper - upper) < 1e-9 * upper, qPrintable(QString::number(chart.xAxis->range().upper)));
+        QVERIFY(!chart.isClipped(0) && !chart.isClipped(1));
+        QVERIFY(chart.isClipped(2));
+        int arrows = 0;
+        bool noted = false;
+        for (int i = 0; i < chart.itemCount(); ++i) {
+            arrows += qobject_cast<QCPItemLine *>(chart.item(i)) != nullptr;
+            if (auto *text = qobject_cast<QCPItemText *>(chart.item(i)))
+                noted = noted || text->text() == QStringLiteral("gradients at 4000000 FLOPs/B");
+        }
+        QCOMPARE(arrows, 1);
+        QVERIFY(noted);
+        // Drawn inside the right end, where the mouse finds it.
+        double drawnAt = 0;
+        for (int i = 0; i < chart.graphCount(); ++i)
+            if (chart.graph(i)->name() == QStringLiteral("collectives"))
+                drawnAt = (chart.graph(i)->data()->constEnd() - 1)->key;
+        QVERIFY(drawnAt < chart.xAxis->range().upper && drawnAt > chart.xAxis->range().upper / 2);
+        const QPoint edge(qRound(chart.xAxis->coordToPixel(drawnAt)), qRound(chart.yAxis->coordToPixel(3.1e14)));
+        QCOMPARE(chart.pointAt(edge, 2), 2);
+        QVERIFY(chart.rect().contains(edge));
+    }
+
+    // A selected on-chip op outlines the compute lane's work (compute and recompute), nothing
+    // else; a collective's highlight replaces it.
+    void timelineHighlightsTheComputeLane()
+    {
+        model::StepTimeline t;
+        t.lanes = {"compute", "fsdp weights"};
+        t.segments = {{0, "forward + backward", "compute", 0, 0.7, -1},
+                      {0, "recompute", "recompute", 0.7, 0.2, -1},
+                      {1, "fsdp weights (hidden)", "hidden", 0, 0.5, 0},
+                      {0, "optimizer", "optimizer", 0.9, 0.1, -1}};
+        t.totalS = 1.0;
+        views::TimelineChart chart;
+        chart.setTimeline(t);
+        const auto outlined = [&] {
+            QStringList out;
+            int rect = 0;
+            for (int i = 0; i < chart.itemCount(); ++i)
+                if (auto *r = qobject_cast<QCPItemRect *>(chart.item(i))) {
+                    if (r->pen().widthF() >= 3)
+                        out << QString::fromStdString(t.segments[std::size_t(rect)].label);
+                    ++rect;
+                }
+            return out;
+        };
+        QVERIFY(outlined().isEmpty());
+        chart.highlightCompute(true);
+        QVERIFY(chart.computeHighlighted());
+        QCOMPARE(outlined(), (QStringList{"forward + backward", "recompute"}));
+        chart.highlightCollective(0);
+        QVERIFY(!chart.computeHighlighted());
+        QCOMPARE(outlined(), QStringList{"fsdp weights (hidden)"});
+        chart.highlightCompute(true);
+        QCOMPARE(chart.highlightedCollective(), -1);
+        chart.highlightCompute(false);
+        QVERIFY(outlined().isEmpty());
     }
 
     void timelineDrawsEachSegmentInItsLane()
