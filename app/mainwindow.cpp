@@ -200,7 +200,7 @@ void MainWindow::createDocks()
     });
     connect(m_roofline, &views::RooflineChart::pointSelected, this, [this](int index) {
         const auto &point = m_roofline->roofline().points[static_cast<std::size_t>(index)];
-        selectOperation(point.op, point.kind, -1);
+        selectOperation(point.op, point.kind, point.collective); // a collective by its index: names may repeat
     });
     connect(m_timeline, &views::TimelineChart::segmentSelected, this, [this](int index) {
         const auto &segment = m_timeline->timeline().segments[static_cast<std::size_t>(index)];
@@ -332,8 +332,10 @@ void MainWindow::selectOperation(const std::string &op, const std::string &kind,
     const auto &evaluation = m_document->evaluation();
     if (evaluation && (!op.empty() || collective >= 0)) {
         for (const auto &p : model::opRoofline(m_document->plan(), *evaluation).points)
-            if (collective >= 0 ? p.collective == collective : (p.op == op && p.kind == kind))
+            if (collective >= 0 ? p.collective == collective : (p.op == op && p.kind == kind)) {
                 point = p;
+                break;
+            }
     }
     // A plan that does not evaluate is often halfway through a two-field edit (context 1, then
     // fsdp 2048): the name is kept until a plan that evaluates says whether the operation exists.
@@ -348,6 +350,7 @@ void MainWindow::selectOperation(const std::string &op, const std::string &kind,
     if (!point && !m_selectedOp.empty())
         m_roofline->selectOperation(m_selectedOp, m_selectedKind); // picked up when the data arrives
     m_timeline->highlightCollective(point ? point->collective : -1);
+    m_timeline->highlightCompute(point && point->collective < 0); // an on-chip op runs in the compute lane
     const QString html = point ? views::RooflineChart::describe(*point) : QString();
     m_inspector->setSelectedOperation(html);
     if (announce && point)

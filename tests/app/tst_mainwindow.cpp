@@ -688,6 +688,41 @@ private slots:
         QVERIFY(window().inspector()->selectedOperationText().contains(QString::fromStdString(p.op)));
     }
 
+    // Mixtral with sequence parallelism has an all-gather and a reduce-scatter for the same
+    // purpose: clicking either selects that one (its collective index) in the timeline; an
+    // on-chip matmul lights the compute lane instead.
+    void selectionTellsSameNamedCollectivesApart()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan")));
+        window().chartDocks()[0]->raise();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        auto *roofline = window().rooflineChart();
+        roofline->replot();
+        const auto &points = roofline->roofline().points;
+        std::vector<int> pair;
+        const auto &collectives = doc().evaluation()->collectives;
+        for (std::size_t i = 0; i < points.size(); ++i)
+            if (points[i].collective >= 0
+                && collectives[std::size_t(points[i].collective)].purpose.find("sequence parallel") != std::string::npos)
+                pair.push_back(static_cast<int>(i));
+        QVERIFY2(pair.size() >= 2, "the plan should have sequence-parallel all-gathers and reduce-scatters");
+        for (int index : pair) {
+            const auto p = points[std::size_t(index)];
+            emit roofline->pointSelected(index);
+            QCOMPARE(window().timelineChart()->highlightedCollective(), p.collective);
+            QVERIFY(!window().timelineChart()->computeHighlighted());
+        }
+        int matmul = -1;
+        for (std::size_t i = 0; i < points.size(); ++i)
+            if (points[i].kind == "matmul")
+                matmul = static_cast<int>(i);
+        QVERIFY(matmul >= 0);
+        emit roofline->pointSelected(matmul);
+        QCOMPARE(window().timelineChart()->highlightedCollective(), -1);
+        QVERIFY(window().timelineChart()->computeHighlighted());
+    }
+
     // The selection follows the operation, not its position: trading context parallelism for
     // tensor removes the context collectives, so the fsdp weight gather moves from 3 to 1.
     void selectionFollowsTheOperationAcrossEdits()
