@@ -148,6 +148,18 @@ void showChartAxes(QCustomPlot *plot)
     plot->legend->setVisible(true);
 }
 
+void putLegendBeside(QCustomPlot *plot)
+{
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    auto *side = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(0, 1, side);
+    plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    side->addElement(0, 0, plot->legend);
+    side->addElement(1, 0, new QCPLayoutElement(plot)); // keeps the legend at the top
+    side->setRowStretchFactor(0, 0.001);
+    side->setMargins(QMargins(0, 12, 6, 0));
+}
+
 constexpr double kDarkSeriesLuma = 130;
 
 QColor seriesColor(const QColor &color, const QPalette &palette)

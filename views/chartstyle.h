@@ -23,6 +23,8 @@ QPalette darkPalette(QPalette base);
 /// A series colour that stands out on `palette`'s background: as given on light palettes, lifted
 /// towards white on dark ones where it is too dark to read (the Okabe-Ito blue on #1e1f22).
 QColor seriesColor(const QColor &color, const QPalette &palette);
+/// Moves the plot's legend out of the axis rect into a narrow column on its right, at the top.
+void putLegendBeside(QCustomPlot *plot);
 /// Makes `axis` logarithmic with power-of-ten labels.
 void setLogAxis(QCPAxis *axis);
 /// True for values a log axis can show: finite and positive (QCustomPlot draws garbage otherwise).

@@ -49,15 +49,7 @@ MemoryChart::MemoryChart(QWidget *parent)
     setMouseTracking(true);
     yAxis->setLabel(tr("GiB per chip"));
     legend->setVisible(true);
-    // Its own column right of the bars, as on the roofline: inside, it covered the HBM line.
-    axisRect()->insetLayout()->take(legend);
-    auto *side = new QCPLayoutGrid;
-    plotLayout()->addElement(0, 1, side);
-    plotLayout()->setColumnStretchFactor(1, 0.001);
-    side->addElement(0, 0, legend);
-    side->addElement(1, 0, new QCPLayoutElement(this)); // keeps the legend at the top
-    side->setRowStretchFactor(0, 0.001);
-    side->setMargins(QMargins(0, 12, 6, 0));
+    putLegendBeside(this); // inside, it covered the HBM line
     applyChartStyle(this, palette());
 }
 

@@ -52,16 +52,9 @@ RooflineChart::RooflineChart(QWidget *parent)
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     legend->setFont(small);
-    // The legend gets its own column right of the plot: inside, on a short dock, it covered
-    // either the ceiling labels or the memory-bound points, wherever it was put.
-    axisRect()->insetLayout()->take(legend);
-    auto *side = new QCPLayoutGrid;
-    plotLayout()->addElement(0, 1, side);
-    plotLayout()->setColumnStretchFactor(1, 0.001);
-    side->addElement(0, 0, legend);
-    side->addElement(1, 0, new QCPLayoutElement(this)); // keeps the legend at the top
-    side->setRowStretchFactor(0, 0.001);
-    side->setMargins(QMargins(0, 12, 6, 0));
+    // Inside, on a short dock, the legend covered either the ceiling labels or the memory-bound
+    // points, wherever it was put.
+    putLegendBeside(this);
     applyChartStyle(this, palette());
     connect(this, &QCustomPlot::afterLayout, this, &RooflineChart::placeSlopeLabels);
 }
@@ -243,7 +236,8 @@ void RooflineChart::rebuild()
         QCPGraph *g = addGraph();
         g->setName(tr(kind.label));
         g->setLineStyle(QCPGraph::lsNone);
-        g->setScatterStyle(QCPScatterStyle(kind.shape, kind.color.darker(130), kind.color, 10));
+        const QColor colour = seriesColor(kind.color, palette());
+        g->setScatterStyle(QCPScatterStyle(kind.shape, colour.darker(130), colour, 10));
         g->setData(keys, values, true);
     }
     for (const auto &p : m_data.points) {

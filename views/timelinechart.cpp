@@ -126,7 +126,7 @@ void TimelineChart::rebuild()
         const double lane = s.lane;
         rect->topLeft->setCoords(s.startS / m_unit, lane - 0.36);
         rect->bottomRight->setCoords((s.startS + s.durationS) / m_unit, lane + 0.36);
-        const QColor color = timelineKindColor(s.kind);
+        const QColor color = seriesColor(timelineKindColor(s.kind), palette());
         rect->setBrush(color);
         const bool lit = (m_highlight >= 0 && s.collective == m_highlight)
                          || (m_computeHighlight && s.collective < 0
@@ -140,8 +140,9 @@ void TimelineChart::rebuild()
         // Empty bars only to give the legend one swatch per kind.
         auto *swatch = new QCPBars(xAxis, yAxis);
         swatch->setName(kindLabel(kind));
-        swatch->setBrush(timelineKindColor(kind));
-        swatch->setPen(QPen(timelineKindColor(kind).darker(130)));
+        const QColor swatchColor = seriesColor(timelineKindColor(kind), palette());
+        swatch->setBrush(swatchColor);
+        swatch->setPen(QPen(swatchColor.darker(130)));
     }
     auto *end = new QCPItemStraightLine(this);
     end->point1->setCoords(total / m_unit, 0);
