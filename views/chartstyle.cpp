@@ -90,12 +90,59 @@ private:
     bool m_short = false;
 };
 
+/// Labels ticks in units rather than powers of ten.
+class UnitTicker : public DecadeTicker
+{
+public:
+    explicit UnitTicker(LogLabels labels)
+        : m_labels(labels)
+    {}
+
+protected:
+    QString getTickLabel(double tick, const QLocale &locale, QChar formatChar, int precision) override
+    {
+        const QString label = logTickLabel(tick, m_labels);
+        return label.isEmpty() ? DecadeTicker::getTickLabel(tick, locale, formatChar, precision) : label;
+    }
+
+private:
+    LogLabels m_labels;
+};
+
+QString compact(double v, double unit, const char *suffix)
+{
+    QString digits = QString::number(v / unit, 'g', 3);
+    return digits + QLatin1String(suffix);
+}
+
 } // namespace
 
-void setLogAxis(QCPAxis *axis)
+QString logTickLabel(double value, LogLabels labels)
+{
+    if (labels == LogLabels::PowersOfTen || !(value > 0) || !std::isfinite(value))
+        return QString();
+    if (labels == LogLabels::Seconds) {
+        if (value >= 1)
+            return compact(value, 1, " s");
+        if (value >= 1e-3)
+            return compact(value, 1e-3, " ms");
+        if (value >= 1e-6)
+            return compact(value, 1e-6, " µs");
+        return compact(value, 1e-9, " ns");
+    }
+    if (value >= 1e9)
+        return compact(value, 1e9, "G");
+    if (value >= 1e6)
+        return compact(value, 1e6, "M");
+    if (value >= 1e3)
+        return compact(value, 1e3, "k");
+    return compact(value, 1, "");
+}
+
+void setLogAxis(QCPAxis *axis, LogLabels labels)
 {
     axis->setScaleType(QCPAxis::stLogarithmic);
-    QSharedPointer<QCPAxisTickerLog> ticker(new DecadeTicker);
+    QSharedPointer<QCPAxisTickerLog> ticker(labels == LogLabels::PowersOfTen ? new DecadeTicker : new UnitTicker(labels));
     ticker->setLogBase(10);
     ticker->setSubTickCount(8);
     axis->setTicker(ticker);

@@ -25,8 +25,18 @@ QPalette darkPalette(QPalette base);
 QColor seriesColor(const QColor &color, const QPalette &palette);
 /// Moves the plot's legend out of the axis rect into a narrow column on its right, at the top.
 void putLegendBeside(QCustomPlot *plot);
+/// How a log axis labels its ticks: powers of ten (FLOPs/s, intensity), times with their unit
+/// ("20 s", "50 ms") or counts with a k/M suffix ("8k", "1.5M").
+enum class LogLabels {
+    PowersOfTen,
+    Seconds,
+    Counts,
+};
 /// Makes `axis` logarithmic with power-of-ten labels.
-void setLogAxis(QCPAxis *axis);
+void setLogAxis(QCPAxis *axis, LogLabels labels = LogLabels::PowersOfTen);
+/// A tick label as LogLabels asks: "20 s", "50 ms", "8k", "1.5M" (PowersOfTen: empty, the
+/// axis's own number format draws it).
+QString logTickLabel(double value, LogLabels labels);
 /// True for values a log axis can show: finite and positive (QCustomPlot draws garbage otherwise).
 bool loggable(double value);
 /// Sets a log axis to [lo, hi] widened by `pad` decades; clamps to QCustomPlot's valid range.

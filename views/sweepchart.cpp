@@ -60,10 +60,15 @@ void SweepChart::reset()
     m_crossover = m_book = m_target = 0;
     m_message.clear();
     m_limitNotes.clear();
+    if (m_caption) {
+        plotLayout()->remove(m_caption);
+        plotLayout()->simplify();
+        m_caption = nullptr;
+    }
     m_hover.clear();
     yAxis2->setVisible(false);
     showChartAxes(this);
-    setLogAxis(xAxis);
+    setLogAxis(xAxis, LogLabels::Counts); // 2k tokens per chip, 8k chips, 50k tokens/s
     applyChartStyle(this, palette());
 }
 
@@ -116,8 +121,8 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
     yAxis->setNumberFormat(QStringLiteral("g"));
     yAxis->setNumberPrecision(3);
     yAxis2->setVisible(true);
-    yAxis2->setLabel(tr("step time (s)"));
-    setLogAxis(yAxis2);
+    yAxis2->setLabel(tr("step time"));
+    setLogAxis(yAxis2, LogLabels::Seconds);
     applyChartStyle(this, palette());
 
     m_main = addGraph();
@@ -135,7 +140,7 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
     noFit->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kCross, 2), Qt::NoBrush, 9));
     // A step time the chips cannot run is marked, not joined to the line of those they can.
     auto *noFitStep = addGraph(xAxis, yAxis2);
-    noFitStep->removeFromLegend();
+    noFitStep->setName(tr("step time, does not fit"));
     noFitStep->setLineStyle(QCPGraph::lsNone);
     noFitStep->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kStep, 1.5), Qt::NoBrush, 7));
     auto *current = addGraph();
@@ -192,43 +197,46 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
     setLogRange(xAxis, xLo, xHi, 0.06);
     yAxis->setRange(0, std::max(10.0, mfuHi * 1.25));
     setLogRange(yAxis2, tLo, tHi, 0.1);
-    const QString unit = axis == Axis::Chips ? tr("chips") : tr("tokens/chip");
     const auto mark = [&](double x, const QString &text, const QColor &color, Qt::PenStyle style, double labelY) {
         if (!loggable(x))
             return;
         if (x >= xLo && x <= xHi)
             vertical(x, text, color, style, labelY);
         else
-            edgeNote(x < xLo, text + QStringLiteral(" ") + unit + tr(" (off the sweep)"), color, labelY);
+            edgeNote(x < xLo, text + tr(" (off the sweep)"), color, labelY);
     };
-    mark(m_crossover, tr("communication binds %1 %2").arg(axis == Axis::Chips ? tr("beyond") : tr("below"), num(m_crossover)),
+    // Two thresholds, both named with their basis: the model's (achievable rates, where exposed
+    // communication outweighs compute) and the book's (datasheet C/W, where it starts to show).
+    const QString unitShort = axis == Axis::Chips ? tr(" chips") : tr(" tokens/chip");
+    mark(m_crossover,
+         tr("model: communication binds %1 %2").arg(axis == Axis::Chips ? tr("beyond") : tr("below"), num(m_crossover) + unitShort),
          kCross, Qt::SolidLine, 0.02);
-    mark(m_book, tr("book's critical value %1").arg(num(m_book)), text, Qt::DashLine, 0.12);
+    mark(m_book, tr("book's critical value %1 (C/W)").arg(num(m_book) + unitShort), text, Qt::DashLine, 0.12);
     // Where the sweep stops short next to the plan, say why: a reader otherwise takes the end
     // of the line for the end of what the plan could do.
     const auto limit = [&](const std::string &why, bool left) {
         if (why.empty())
             return;
         QString reason = qs(why);
-        if (reason.size() > 90)
-            reason = reason.left(88) + QStringLiteral("…");
+        if (reason.size() > 110)
+            reason = reason.left(108) + QStringLiteral("…");
         const QString side = axis == Axis::Chips ? (left ? tr("fewer chips") : tr("more chips"))
                                                  : (left ? tr("smaller batches") : tr("larger batches"));
-        auto *note = new QCPItemText(this);
-        note->position->setType(QCPItemPosition::ptAxisRectRatio);
-        note->position->setCoords(left ? 0.01 : 0.99, 0.24);
-        note->setPositionAlignment((left ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
-        note->setText((left ? QStringLiteral("\u25C0 ") : QString()) + side + QStringLiteral(": ") + reason
-                      + (left ? QString() : QStringLiteral(" \u25B6")));
-        note->setColor(palette().color(QPalette::Text));
-        note->setBrush(palette().color(QPalette::Base)); // the markers' lines pass behind it
-        note->setPadding(QMargins(3, 1, 3, 1));
-        m_limitNotes << note->text();
+        m_limitNotes << (left ? QStringLiteral("\u25C0 ") : QStringLiteral("\u25B6 ")) + side + QStringLiteral(": ") + reason;
     };
     const bool currentFirst = !sweep.points.empty() && sweep.points.front().current;
     const bool currentLast = !sweep.points.empty() && sweep.points.back().current;
     limit(currentFirst ? sweep.belowLimit : std::string(), true);
     limit(currentLast ? sweep.aboveLimit : std::string(), false);
+    // Under the plot, in a row of their own: inside it they covered the points next to the plan.
+    if (!m_limitNotes.isEmpty()) {
+        m_caption = new QCPTextElement(this, m_limitNotes.join(QLatin1Char('\n')));
+        m_caption->setTextColor(text);
+        QFont small = font();
+        small.setPointSizeF(small.pointSizeF() * 0.9);
+        m_caption->setFont(small);
+        plotLayout()->addElement(1, 0, m_caption);
+    }
     axisRect()->insetLayout()->setInsetAlignment(0, axis == Axis::Chips ? (Qt::AlignBottom | Qt::AlignLeft)
                                                                          : (Qt::AlignBottom | Qt::AlignRight));
     replot(QCustomPlot::rpQueuedReplot);
@@ -241,8 +249,8 @@ void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std:
     m_serving = true;
     const QColor text = palette().color(QPalette::Text);
     xAxis->setLabel(tr("throughput (tokens/s, whole deployment)"));
-    yAxis->setLabel(tr("latency per token (s)"));
-    setLogAxis(yAxis);
+    yAxis->setLabel(tr("latency per token"));
+    setLogAxis(yAxis, LogLabels::Seconds);
     applyChartStyle(this, palette());
 
     m_main = addGraph();

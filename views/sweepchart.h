@@ -70,6 +70,7 @@ private:
     std::vector<HoverPoint> m_hover; ///< every marker a pointer can rest on
     QString m_message;
     QStringList m_limitNotes;
+    QCPTextElement *m_caption = nullptr; ///< the limit notes, in a row under the plot
 };
 
 } // namespace meshplan::views

@@ -478,7 +478,7 @@ private slots:
         chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
         QCOMPARE(chart.limitNotes().size(), 1);
         QVERIFY(chart.limitNotes().front().contains(QStringLiteral("smaller batches: 512 sequences")));
-        QVERIFY2(texts(chart).contains(QStringLiteral("book's critical value 100 tokens/chip (off the sweep)")),
+        QVERIFY2(texts(chart).contains(QStringLiteral("book's critical value 100 tokens/chip (C/W) (off the sweep)")),
                  qPrintable(texts(chart)));
     }
 
