@@ -105,12 +105,17 @@ void MemoryChart::rebuild()
     const QColor red(0xD0, 0x21, 0x2A);
 
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    double top = capacityBytes() / kGiB;
+    const double capacity = capacityBytes() / kGiB;
+    double used = 0;
     for (std::size_t i = 0; i < m_kinds.size(); ++i) {
         const auto &k = m_kinds[i];
         ticker->addTick(static_cast<double>(i), qs(k.name) + QStringLiteral("\n×") + QString::number(k.count));
-        top = std::max(top, k.memory.total / kGiB);
+        used = std::max(used, k.memory.total / kGiB);
     }
+    // A chip using under a quarter of its HBM is drawn at its own scale, or its parameters and
+    // optimizer state would be a sliver; the capacity is then named at the top, off the scale.
+    m_capacityOffScale = capacity > 0 && used > 0 && used < kZoomBelow * capacity;
+    const double top = m_capacityOffScale ? used : std::max(capacity, used);
     xAxis->setTicker(ticker);
     xAxis->setSubTicks(false);
     xAxis->setTickLength(0, 4);
@@ -141,7 +146,16 @@ void MemoryChart::rebuild()
         m_stack.push_back(bars);
     }
 
-    if (capacityBytes() > 0) {
+    if (m_capacityOffScale) {
+        auto *label = new QCPItemText(this);
+        label->position->setType(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(0.01, 0.01);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setText(tr("\u25B2 HBM capacity %1, off this scale: the busiest chip uses %2%")
+                           .arg(qs(model::formatBytes(capacityBytes(), true)))
+                           .arg(QString::number(100.0 * used / capacity, 'f', used / capacity < 0.1 ? 1 : 0)));
+        label->setColor(red);
+    } else if (capacityBytes() > 0) {
         auto *line = new QCPItemStraightLine(this);
         line->point1->setCoords(0, capacityBytes() / kGiB);
         line->point2->setCoords(1, capacityBytes() / kGiB);

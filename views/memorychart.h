@@ -30,6 +30,9 @@ public:
     /// Whether bar `bar` is drawn over capacity (in red).
     bool overCapacity(int bar) const;
     double capacityBytes() const;
+    /// Whether the y axis stops short of the HBM capacity (all chips below kZoomBelow of it).
+    bool capacityOffScale() const { return m_capacityOffScale; }
+    static constexpr double kZoomBelow = 0.25;
     /// Hover text of the bar under `pixel` (empty off the bars).
     QString describeAt(QPointF pixel) const;
 
@@ -42,6 +45,7 @@ private:
 
     std::vector<model::ChipKind> m_kinds;
     std::vector<QCPBars *> m_stack;
+    bool m_capacityOffScale = false;
 };
 
 } // namespace meshplan::views

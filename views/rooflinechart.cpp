@@ -129,6 +129,8 @@ void RooflineChart::rebuild()
     yLo = std::min(yLo, peak / 1e4);
     setLogRange(xAxis, xLo, xHi, 0.08);
     setLogRange(yAxis, yLo, peak, 0.08);
+    // Room above the highest peak for its label, which the top of the plot clipped on a short dock.
+    yAxis->setRangeUpper(std::min(std::max(yAxis->range().upper, peak * 2.5), QCPRange::maxRange / 10));
     const double x0 = xAxis->range().lower;
     const double x1 = xAxis->range().upper;
     // Clipped points sit 3% of the axis's decades inside its right end.
@@ -375,8 +377,28 @@ void RooflineChart::placeSlopeLabels()
         if (loggable(p.intensity) && loggable(p.achievedFlopsPerS))
             marks.push_back(pixelOf(p));
     const QRectF plot = axisRect()->rect();
-    for (const auto &[label, value] : m_ceilingLabels) {
+    // On a short plot two peaks a factor 2 apart are one text line apart or less: the roof keeps
+    // its label and a reference peak whose label would overlap a kept one goes without.
+    std::vector<double> keptY;
+    const auto roofFirst = [&](const auto &a, const auto &b) {
+        return (a.value == m_data.computePeak) > (b.value == m_data.computePeak);
+    };
+    auto order = m_ceilingLabels;
+    std::stable_sort(order.begin(), order.end(), roofFirst);
+    for (const auto &[label, value] : order) {
         if (!label)
+            continue;
+        const double y = yAxis->coordToPixel(value);
+        const double h = QFontMetricsF(label->font()).height() + 2;
+        const bool clash = std::any_of(keptY.begin(), keptY.end(), [&](double k) { return std::abs(k - y) < h; })
+                           || y - h < plot.top();
+        const bool keep = value == m_data.computePeak || !clash;
+        label->setVisible(keep);
+        if (keep)
+            keptY.push_back(y);
+    }
+    for (const auto &[label, value] : m_ceilingLabels) {
+        if (!label || !label->visible())
             continue;
         const QFontMetricsF metrics(label->font());
         const QSizeF size(metrics.horizontalAdvance(label->text()) + 8, metrics.height() + 1);

@@ -74,6 +74,18 @@ private slots:
         QCOMPARE(optimizer->data()->at(0)->value, 40.0);
         QCOMPARE(chart.yAxis->scaleType(), QCPAxis::stLinear);
         QVERIFY(chart.yAxis->range().upper >= 90.0);
+        QVERIFY(!chart.capacityOffScale());
+
+        // 3.1 GiB of 95 GiB (the default plan): drawn at its own scale, the capacity named above.
+        views::MemoryChart light;
+        light.setChipKinds({kind("every chip", 0.03 * GiB, 0.03 * GiB, 0.2 * GiB, 2.84 * GiB, 95 * GiB)});
+        QVERIFY(light.capacityOffScale());
+        QVERIFY(light.yAxis->range().upper < 5.0 && light.yAxis->range().upper > 3.1);
+        bool named = false;
+        for (int i = 0; i < light.itemCount(); ++i)
+            if (auto *t = qobject_cast<QCPItemText *>(light.item(i)))
+                named = named || t->text().contains(QStringLiteral("off this scale: the busiest chip uses 3.3%"));
+        QVERIFY(named);
         QCOMPARE(chart.capacityBytes(), 80 * GiB);
         // The capacity line, a red frame around the bar over capacity, and a total per bar.
         int lines = 0, frames = 0;
