@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <QApplication>
+#include <QFont>
 
 #include <iostream>
 
@@ -20,6 +21,11 @@ int main(int argc, char **argv)
         });
         int qtArgc = 1;
         QApplication app(qtArgc, argv);
+        // A named family (installed with fonts-dejavu-core) rather than fontconfig's alias "Sans
+        // Serif", which an SVG names as is and browsers then draw in a serif face.
+        QFont font(QStringLiteral("DejaVu Sans"));
+        font.setPointSizeF(QApplication::font().pointSizeF());
+        QApplication::setFont(font);
         return meshplan::app::runRender(args, std::cout, std::cerr);
     }
     return meshplan::app::runCli(args, std::cout, std::cerr);

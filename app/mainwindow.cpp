@@ -366,7 +366,7 @@ void MainWindow::refresh()
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
     // Serving plans are swept over batch sizes only.
     const bool training = m_document->plan().kind == model::WorkloadKind::Training;
-    m_sweepByChips->setEnabled(training);
+    m_sweepByChips->setVisible(training);
     m_sweepByChips->setToolTip(training ? tr("Training sweeps vary the global batch (chips fixed) or the chip count (batch fixed).")
                                         : tr("A serving plan is swept over batch sizes: latency against throughput."));
     updateTitle();
@@ -500,9 +500,11 @@ bool MainWindow::openFile(const QString &path)
         if (auto spec = model::modelFromHfConfig(modelRef["hf_config"], "model.hf_config"))
             views::addImportedModelCard(m_models, *spec, modelRef, qs(spec->name));
     const auto &evaluation = m_document->evaluation();
-    statusBar()->showMessage(evaluation ? tr("Opened %1").arg(path)
+    // The file's name, not its path: the status bar shares its width with the plan's summary.
+    const QString name = QFileInfo(path).fileName();
+    statusBar()->showMessage(evaluation ? tr("Opened %1").arg(name)
                                         : tr("Opened %1; it cannot be evaluated yet: %2")
-                                              .arg(path, qs(evaluation.error().toString())),
+                                              .arg(name, qs(evaluation.error().toString())),
                              evaluation ? 5000 : 15000);
     return true;
 }
@@ -555,7 +557,7 @@ bool MainWindow::saveAs(const QString &path)
         RecentFiles::add(path);
         updateRecentMenu();
     }
-    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 5000);
     return true;
 }
 

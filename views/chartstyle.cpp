@@ -2,7 +2,9 @@
 
 #include <qcustomplot.h>
 
+#include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -244,6 +246,26 @@ QPalette darkPalette(QPalette palette)
     return palette;
 }
 
+namespace {
+
+/// QSvgGenerator names only the font's family; a reader without that font falls back to its
+/// default face, a serif one in browsers. A generic fallback after each family keeps it sans.
+bool addGenericFontFamily(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return false;
+    QString svg = QString::fromUtf8(file.readAll());
+    file.close();
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+    svg.replace(family, QStringLiteral("font-family=\"\\1, sans-serif\""));
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return false;
+    return file.write(svg.toUtf8()) > 0;
+}
+
+} // namespace
+
 double presentationScale(QSize size)
 {
     return std::max(1.0, std::min(size.width() / 1200.0, size.height() / 750.0));
@@ -279,7 +301,7 @@ std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int w
             plot->toPainter(&painter, width, height);
             ok = painter.end();
         }
-        ok = ok && QFileInfo(path).size() > 0;
+        ok = ok && QFileInfo(path).size() > 0 && addGenericFontFamily(path);
     } else {
         return QStringLiteral("%1: unknown format \"%2\" (use .png, .pdf or .svg)").arg(path, suffix);
     }

@@ -44,6 +44,15 @@ QString rate(double perSecond)
     return QString::number(perSecond, 'g', 3);
 }
 
+/// A fraction as a percentage to three figures, "<0.01%" below that: 3.6e-05% reads as noise.
+QString percent(double fraction)
+{
+    const double p = 100.0 * fraction;
+    if (p > 0 && p < 0.01)
+        return QStringLiteral("<0.01%");
+    return QString::number(p, 'g', 3) + QStringLiteral("%");
+}
+
 /// The binding resource in words (Evaluation::bound is a code).
 QString boundWords(const std::string &bound)
 {
@@ -107,14 +116,14 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
         html += row(tr("  exposed comms"), secs(s.exposedCommunication) + tr(" of ") + secs(s.communication));
         if (s.bubble > 0)
             html += row(tr("  pipeline bubble"), secs(s.bubble));
-        html += row(tr("MFU"), num(100.0 * e.mfu) + QStringLiteral("%"));
+        html += row(tr("MFU"), percent(e.mfu));
         html += row(tr("Tokens/s"), rate(e.tokensPerS));
     } else if (e.inference) {
         const auto &i = *e.inference;
         html += row(tr("Time to first token"), secs(i.timeToFirstTokenS));
         html += row(tr("Decode step"), secs(i.decodeStepS));
         html += row(tr("Tokens/s"), rate(i.tokensPerS) + tr(" (%1 per chip)").arg(rate(i.tokensPerSPerChip)));
-        html += row(tr("Decode MFU"), num(100.0 * e.serving.decodeMfu) + QStringLiteral("%"));
+        html += row(tr("Decode MFU"), percent(e.serving.decodeMfu));
         html += row(tr("Largest batch that fits"), num(e.serving.maxBatch));
         if (e.serving.costPerMillionTokens > 0)
             html += row(tr("Cost per 1M tokens"), dollars(e.serving.costPerMillionTokens));

@@ -555,6 +555,7 @@ private slots:
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QByteArray text = file.readAll();
         QVERIFY2(text.contains("viewBox=\"0 0 800 500\""), text.left(400).constData());
+        QVERIFY2(text.contains(", sans-serif\""), "every font-family ends in a generic family");
         // 1600 px at 96 dpi is 423.33 mm: the size in the file matches the PNG's pixels.
         QVERIFY2(text.contains("width=\"423.33mm\"") || text.contains("width=\"423.333mm\""), text.left(400).constData());
 
