@@ -61,8 +61,20 @@ void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::E
         chart->setScaling(*sweep, byChips ? views::SweepChart::Axis::Chips : views::SweepChart::Axis::TokensPerChip);
 }
 
+QString exportTitle(const model::Plan &plan)
+{
+    const bool training = plan.kind == model::WorkloadKind::Training;
+    const model::DType dtype = training ? plan.training.computeDtype : plan.inference.computeDtype;
+    QString what = QString::fromStdString(plan.model.name) + (training ? tr(" training") : tr(" serving"));
+    QString title = plan.title.empty() ? what : QString::fromStdString(plan.title);
+    return title + QStringLiteral(" · ")
+           + tr("%1 x %2 (%3)").arg(plan.topology.chipCount()).arg(QString::fromStdString(plan.topology.chip().name),
+                                                                   QString::fromStdString(plan.topology.describe()))
+           + QStringLiteral(" · ") + QString::fromStdString(std::string(model::dtypeName(dtype)));
+}
+
 std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,
-                                   bool dark)
+                                   bool dark, bool titled)
 {
     auto evaluation = model::evaluate(plan);
     if (!evaluation)
@@ -103,7 +115,8 @@ std::optional<QString> renderChart(const model::Plan &plan, const std::string &c
     const QSize layout(static_cast<int>(std::lround(size.width() / scale)), static_cast<int>(std::lround(size.height() / scale)));
     plot->resize(layout);
     plot->replot();
-    return views::exportChart(plot.get(), path, layout.width(), layout.height(), scale);
+    return views::exportChart(plot.get(), path, layout.width(), layout.height(), scale,
+                              titled ? exportTitle(plan) : QString());
 }
 
 } // namespace meshplan::app

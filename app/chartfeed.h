@@ -34,8 +34,13 @@ inline constexpr const char *kChartNames[] = {"roofline", "memory", "timeline", 
 
 /// Renders chart `chart` of `plan` to `path` (.png, .pdf or .svg) at `size`; a message on failure.
 /// Needs a QApplication (any platform, offscreen included).
-/// `dark`: drawn in the dark palette (for dark slides), else the light one.
+/// `dark`: drawn in the dark palette (for dark slides), else the light one; `titled`: the
+/// plan's exportTitle above the chart.
 std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,
-                                   bool dark = false);
+                                   bool dark = false, bool titled = true);
+
+/// What an exported chart says it shows: "LLaMA-3 70B training · 8192 x TPU v5p (16x16x32) · bf16",
+/// with the plan's own title first when it has one.
+QString exportTitle(const model::Plan &plan);
 
 } // namespace meshplan::app

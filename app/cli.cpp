@@ -52,9 +52,9 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                serving: latency against throughput across batch sizes
   cheapest PLAN.meshplan --latency SECONDS [--max-chips N] [--json]
                                                serving: the cheapest deployment within a per-token latency
-  render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark]
-                                               draws a chart of the plan (no display needed); text
-                                               grows with sizes past 1200x750, for slides
+  render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark] [--no-title]
+                                               draws a chart of the plan (no display needed), titled
+                                               with the plan; text grows with sizes past 1200x750
 Exit codes: 0 success, 2 bad input (one line on stderr naming the option).
 )";
 

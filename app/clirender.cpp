@@ -35,6 +35,7 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
     std::string size = "1200x750";
     bool sizeGiven = false;
     bool dark = false;
+    bool titled = true;
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string &a = args[i];
         const auto value = [&](std::string &into) {
@@ -54,12 +55,14 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
                 return fail(err, a + ": needs a file name");
         } else if (a == "--dark") {
             dark = true;
+        } else if (a == "--no-title") {
+            titled = false;
         } else if (a == "--size") {
             if (!value(size))
                 return fail(err, "--size: needs WxH");
             sizeGiven = true;
         } else if (!a.empty() && a[0] == '-') {
-            return fail(err, a + ": unknown option for render (use --chart, -o, --size, --dark)");
+            return fail(err, a + ": unknown option for render (use --chart, -o, --size, --dark, --no-title)");
         } else if (file.empty()) {
             file = a;
         } else {
@@ -99,7 +102,7 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
         const auto &e = plan.error();
         return fail(err, file + ": " + (e.path.empty() ? "" : e.path + ": ") + e.message);
     }
-    if (auto error = renderChart(*plan, chart, QString::fromStdString(output), QSize(w, h), dark))
+    if (auto error = renderChart(*plan, chart, QString::fromStdString(output), QSize(w, h), dark, titled))
         return fail(err, error->toStdString());
     out << output << "\n";
     return 0;

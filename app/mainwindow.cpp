@@ -364,6 +364,8 @@ void MainWindow::refresh()
     m_canvas->setPlan(m_document->plan(), e);
     m_inspector->setPlan(m_document->json(), m_document->plan(), evaluation);
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
+    for (auto *panel : findChildren<views::ChartPanel *>())
+        panel->setExportTitle(exportTitle(m_document->plan()));
     // Serving plans are swept over batch sizes only.
     const bool training = m_document->plan().kind == model::WorkloadKind::Training;
     m_sweepByChips->setVisible(training);

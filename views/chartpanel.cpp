@@ -79,7 +79,7 @@ void ChartPanel::exportDialog()
     // on a slide or a printed page, with the proportions the user looked at.
     const int w = std::max(800, m_chart->width());
     const int h = std::max(500, m_chart->height());
-    if (auto error = exportChart(m_chart, path, w, h, 2.0))
+    if (auto error = exportChart(m_chart, path, w, h, 2.0, m_title))
         QMessageBox::warning(this, tr("Cannot export"), *error);
 }
 

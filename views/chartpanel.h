@@ -24,6 +24,9 @@ public:
     void exportDialog();
     /// Puts the chart on the clipboard as an image at twice its size, ready to paste in a slide.
     void copyToClipboard();
+    /// The line exported files carry above the chart ("LLaMA-3 70B · 8192 x TPU v5p").
+    void setExportTitle(const QString &title) { m_title = title; }
+    QString exportTitle() const { return m_title; }
 
 signals:
     /// The user asked for the chart's own ranges back after zooming or dragging (the Reset
@@ -36,6 +39,7 @@ protected:
 private:
     QCustomPlot *m_chart;
     QString m_name;
+    QString m_title;
     QHBoxLayout *m_bar;
 };
 

@@ -271,8 +271,37 @@ double presentationScale(QSize size)
     return std::max(1.0, std::min(size.width() / 1200.0, size.height() / 750.0));
 }
 
-std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height, double scale)
+std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height, double scale,
+                                   const QString &title)
 {
+    // The title row exists only while the file is written; the widget on screen is left as it was.
+    struct TitleRow {
+        QCustomPlot *plot;
+        QCPTextElement *element = nullptr;
+        TitleRow(QCustomPlot *p, const QString &text)
+            : plot(p)
+        {
+            if (text.isEmpty())
+                return;
+            plot->plotLayout()->insertRow(0);
+            element = new QCPTextElement(plot, text);
+            QFont bold = plot->font();
+            bold.setBold(true);
+            element->setFont(bold);
+            element->setTextColor(plot->palette().color(QPalette::Text));
+            plot->plotLayout()->addElement(0, 0, element);
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+        }
+        ~TitleRow()
+        {
+            if (!element)
+                return;
+            plot->plotLayout()->remove(element);
+            plot->plotLayout()->simplify();
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    } titleRow(plot, title);
+
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (QFileInfo(path).completeBaseName().isEmpty())
         return QStringLiteral("%1: needs a file name before the extension").arg(path);

@@ -52,7 +52,10 @@ void showChartAxes(QCustomPlot *plot);
 /// and drawn `scale` times larger (text, pens and markers with it): a PNG is then width x scale
 /// by height x scale pixels, an SVG that size with the layout as its view box, a PDF a page of
 /// width x height points. A message naming the file on failure.
-std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height, double scale = 1.0);
+/// A non-empty `title` (the plan's name, its chips) is drawn above the chart in the file only,
+/// so a chart pasted into a slide still says what it shows.
+std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int width, int height, double scale = 1.0,
+                                   const QString &title = QString());
 
 /// The scale at which a chart exported at `size` keeps the proportions of text to plot that it
 /// has at its design size of 1200x750: 1 up to that size, then growing with the smaller ratio,

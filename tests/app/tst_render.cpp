@@ -96,7 +96,7 @@ private slots:
                              QStringLiteral("memory"), QStringLiteral("-o"), out, QStringLiteral("--size"),
                              QStringLiteral("1920x1080")};
             if (out == dark)
-                args << QStringLiteral("--dark");
+                args << QStringLiteral("--dark") << QStringLiteral("--no-title");
             const Run run = cli(args);
             QVERIFY2(run.code == 0, run.err.constData());
             QCOMPARE(QImage(out).size(), QSize(1920, 1080));

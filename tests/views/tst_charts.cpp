@@ -559,6 +559,22 @@ private slots:
         // 1600 px at 96 dpi is 423.33 mm: the size in the file matches the PNG's pixels.
         QVERIFY2(text.contains("width=\"423.33mm\"") || text.contains("width=\"423.333mm\""), text.left(400).constData());
 
+        // A title is drawn in the file only: the chart on screen keeps its layout.
+        const int elements = chart.plotLayout()->elementCount();
+        const QString plain = dir.filePath(QStringLiteral("plain.png"));
+        const QString titled = dir.filePath(QStringLiteral("titled.png"));
+        QVERIFY(!views::exportChart(&chart, plain, 800, 500));
+        QVERIFY(!views::exportChart(&chart, titled, 800, 500, 1.0, QStringLiteral("LLaMA-3 70B · 8192 x TPU v5p")));
+        QCOMPARE(chart.plotLayout()->elementCount(), elements);
+        const QImage a(plain), b(titled);
+        QCOMPARE(a.size(), b.size());
+        int darkTop = 0; // text pixels in the top 20 rows
+        for (int y = 0; y < 20; ++y)
+            for (int x = 0; x < b.width(); ++x)
+                darkTop += QColor(b.pixel(x, y)).lightness() < 100;
+        QVERIFY2(darkTop > 50, qPrintable(QString::number(darkTop)));
+        QVERIFY(a != b);
+
         QCOMPARE(views::presentationScale(QSize(1200, 750)), 1.0);
         QCOMPARE(views::presentationScale(QSize(600, 400)), 1.0);
         QCOMPARE(views::presentationScale(QSize(1920, 1080)), 1.44); // min(1.6, 1.44)
