@@ -123,19 +123,25 @@ std::vector<int> primeFactors(int n)
     return out;
 }
 
+/// The divisors of n (at most kMaxChips), smallest first.
+std::vector<int> divisorsAscending(std::int64_t n)
+{
+    std::vector<int> out;
+    for (std::int64_t d = 1; d * d <= n; ++d)
+        if (n % d == 0) {
+            out.push_back(static_cast<int>(d));
+            if (d * d != n)
+                out.push_back(static_cast<int>(n / d));
+        }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 /// The divisors of n, largest first.
 std::vector<int> divisorsDescending(int n)
 {
-    std::vector<int> small;
-    std::vector<int> large;
-    for (int d = 1; static_cast<std::int64_t>(d) * d <= n; ++d)
-        if (n % d == 0) {
-            small.push_back(d);
-            if (d != n / d)
-                large.push_back(n / d);
-        }
-    std::vector<int> out(small.rbegin(), small.rend());
-    out.insert(out.begin(), large.begin(), large.end());
+    std::vector<int> out = divisorsAscending(n);
+    std::reverse(out.begin(), out.end());
     return out;
 }
 
@@ -410,19 +416,6 @@ Expected<json> PlanEdits::withHardware(const json &plan, const json &hardware) c
 }
 
 namespace {
-
-std::vector<int> divisorsAscending(std::int64_t n)
-{
-    std::vector<int> out;
-    for (std::int64_t d = 1; d * d <= n; ++d)
-        if (n % d == 0) {
-            out.push_back(static_cast<int>(d));
-            if (d * d != n)
-                out.push_back(static_cast<int>(n / d));
-        }
-    std::sort(out.begin(), out.end());
-    return out;
-}
 
 /// The slice shape (ascending axes) of `dims` axes holding `chips` that the chip accepts, the
 /// most cube-like first; empty when none does.

@@ -62,25 +62,29 @@ QString chipNumbers(const model::Chip &chip)
 QString hardwareSize(const nlohmann::json &hardware, const model::Chip &chip)
 {
     const auto &topo = hardware.at("topology");
-    std::int64_t chips = 1;
     QString size;
+    std::int64_t chips = 0;
     if (chip.ici) {
         QStringList dims;
+        std::vector<int> shape;
         for (const auto &d : topo) {
             dims << QString::number(d.get<int>());
-            chips *= d.get<int>();
+            shape.push_back(d.get<int>());
         }
-        chips *= hardware.value("slices", 1);
+        const int slices = hardware.value("slices", 1);
         size = dims.join(QLatin1Char('x'));
-        if (hardware.value("slices", 1) > 1)
-            size += tr(" x %1 slices").arg(hardware.value("slices", 1));
+        if (slices > 1)
+            size += tr(" x %1 slices").arg(slices);
+        if (auto t = model::Topology::tpuSlice(chip, shape, slices))
+            chips = t->chipCount();
     } else {
         const int nodes = topo.at("nodes").get<int>();
         const int gpus = topo.at("gpus_per_node").get<int>();
-        chips = std::int64_t(nodes) * gpus;
         size = tr("%1 x %2 GPUs").arg(nodes).arg(gpus);
+        if (auto t = model::Topology::gpuCluster(chip, nodes, gpus))
+            chips = t->chipCount();
     }
-    return size + tr(" · %1 chips").arg(chips) + QStringLiteral("\n");
+    return size + (chips > 0 ? tr(" · %1 chips").arg(chips) : QString()) + QStringLiteral("\n");
 }
 
 } // namespace

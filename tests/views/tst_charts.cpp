@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <limits>
+
 using namespace meshplan;
 
 namespace {
@@ -47,6 +49,25 @@ bool allPositive(const QCPGraph *graph)
         if (!(it->key > 0) || !(it->value > 0) || !std::isfinite(it->key) || !std::isfinite(it->value))
             return false;
     return true;
+}
+
+/// A compute-bound sweep at `xs` with a flat `mfu`, step time x / 1024 s, the plan at
+/// `current`; points at or above `fitsBelow` do not fit.
+model::ScalingSweep computeBoundSweep(std::initializer_list<double> xs, double mfu, double current,
+                                      double fitsBelow = std::numeric_limits<double>::infinity())
+{
+    model::ScalingSweep sweep;
+    for (double x : xs) {
+        model::ScalingPoint p;
+        p.x = x;
+        p.mfu = mfu;
+        p.stepTimeS = x / 1024;
+        p.bound = "compute";
+        p.fits = x < fitsBelow;
+        p.current = x == current;
+        sweep.points.push_back(p);
+    }
+    return sweep;
 }
 
 } // namespace
@@ -450,16 +471,7 @@ private slots:
     // no clipped line leaves a stray number behind.
     void sweepMarkersOutsideTheSamples()
     {
-        model::ScalingSweep sweep;
-        for (double x : {2048.0, 4096.0, 8192.0}) {
-            model::ScalingPoint p;
-            p.x = x;
-            p.mfu = 0.4;
-            p.stepTimeS = x / 1024;
-            p.bound = "compute";
-            p.current = x == 2048;
-            sweep.points.push_back(p);
-        }
+        model::ScalingSweep sweep = computeBoundSweep({2048.0, 4096.0, 8192.0}, 0.4, 2048.0);
         const auto lines = [](views::SweepChart &chart) {
             int n = 0;
             for (int i = 0; i < chart.itemCount(); ++i)
@@ -498,17 +510,7 @@ private slots:
     // times are crosses apart from the line, which joins only plans the chips can hold.
     void sweepShowsPointsThatDoNotFit()
     {
-        model::ScalingSweep sweep;
-        for (double x : {1024.0, 2048.0, 4096.0}) {
-            model::ScalingPoint p;
-            p.x = x;
-            p.mfu = 0.58;
-            p.stepTimeS = x / 1024;
-            p.bound = "compute";
-            p.fits = x < 2000;
-            p.current = x == 4096;
-            sweep.points.push_back(p);
-        }
+        const model::ScalingSweep sweep = computeBoundSweep({1024.0, 2048.0, 4096.0}, 0.58, 4096.0, 2000.0);
         views::SweepChart chart;
         chart.setScaling(sweep, views::SweepChart::Axis::TokensPerChip);
         QVERIFY(chart.yAxis->range().upper >= 58.0 * 1.2);
