@@ -1,12 +1,12 @@
 #include "chartfeed.h"
 
 #include "chartstyle.h"
+#include "cost/oproofline.h"
+#include "cost/steptimeline.h"
+#include "explore/scalingsweep.h"
+#include "explore/servingsearch.h"
 #include "memorychart.h"
-#include "oproofline.h"
 #include "rooflinechart.h"
-#include "scalingsweep.h"
-#include "servingsearch.h"
-#include "steptimeline.h"
 #include "sweepchart.h"
 #include "timelinechart.h"
 

@@ -3,8 +3,8 @@
 // for a plan and its evaluation, and hands it to the view. The window and `meshplan-cli render`
 // both draw through here.
 
-#include "evaluation.h"
-#include "plan.h"
+#include "cost/evaluation.h"
+#include "plan/plan.h"
 
 #include <QSize>
 #include <QString>

@@ -1,13 +1,13 @@
 #include "cli.h"
 
-#include "calculator.h"
-#include "chipcatalog.h"
-#include "evaluation.h"
-#include "hfconfig.h"
-#include "modelcatalog.h"
-#include "plan.h"
-#include "servingsearch.h"
-#include "units.h"
+#include "base/units.h"
+#include "cost/calculator.h"
+#include "cost/evaluation.h"
+#include "explore/servingsearch.h"
+#include "hardware/chipcatalog.h"
+#include "plan/plan.h"
+#include "transformer/hfconfig.h"
+#include "transformer/modelcatalog.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #pragma once
 // meshplan-cli: the command-line face of the model (plan-format.md's "Primitive calculators").
 
-#include "expected.h"
-#include "plan.h"
+#include "base/expected.h"
+#include "plan/plan.h"
 
 #include <iosfwd>
 #include <string>

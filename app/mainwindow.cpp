@@ -5,12 +5,11 @@
 #include "chartfeed.h"
 #include "chartpanel.h"
 #include "chartstyle.h"
+#include "cost/oproofline.h"
 #include "dragmime.h"
-#include "hfconfig.h"
 #include "importedmodels.h"
 #include "memorychart.h"
 #include "meshcanvas.h"
-#include "oproofline.h"
 #include "palettes.h"
 #include "plandocument.h"
 #include "planinspector.h"
@@ -19,6 +18,7 @@
 #include "rooflinechart.h"
 #include "sweepchart.h"
 #include "timelinechart.h"
+#include "transformer/hfconfig.h"
 
 #include <QAction>
 #include <QApplication>

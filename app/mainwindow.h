@@ -2,7 +2,7 @@
 // The planner window: palettes of models, clusters and roles on the left, the mesh canvas in the
 // centre, the plan inspector on the right, chart docks below; File, Edit and View menus.
 
-#include "planedits.h"
+#include "plan/planedits.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,10 +2,10 @@
 
 #include "planeditcommand.h"
 
-#include "chipcatalog.h"
-#include "embeddedresources.h"
-#include "jsonfields.h"
-#include "modelcatalog.h"
+#include "base/embeddedresources.h"
+#include "base/jsonfields.h"
+#include "hardware/chipcatalog.h"
+#include "transformer/modelcatalog.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,10 +1,10 @@
 #pragma once
 // The open plan: its JSON, where it lives on disk, its undo history and its latest evaluation.
 
-#include "evaluation.h"
-#include "expected.h"
-#include "jsonfields.h"
-#include "plan.h"
+#include "base/expected.h"
+#include "base/jsonfields.h"
+#include "cost/evaluation.h"
+#include "plan/plan.h"
 
 #include <nlohmann/json.hpp>
 

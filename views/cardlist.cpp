@@ -1,7 +1,7 @@
 #include "cardlist.h"
 
 #include "dragmime.h"
-#include "placement.h"
+#include "plan/placement.h"
 
 #include <QPainter>
 #include <QPixmap>

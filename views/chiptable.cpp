@@ -1,6 +1,6 @@
 #include "chiptable.h"
 
-#include "units.h"
+#include "base/units.h"
 
 #include <QHeaderView>
 

@@ -1,7 +1,7 @@
 #pragma once
 // A read-only table of chips: id, name, peak bf16 FLOPs/s, HBM capacity and bandwidth.
 
-#include "chip.h"
+#include "hardware/chip.h"
 
 #include <QTableWidget>
 

@@ -2,7 +2,7 @@
 // What a drag carries: a model, a cluster or a parallelism role, as MIME data with a small JSON
 // payload. Encoding and decoding are plain functions so tests and drops share them.
 
-#include "placement.h"
+#include "plan/placement.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // Memory per chip: a stacked bar per kind of chip (parameters, gradients, optimizer state,
 // activations, KV cache) against the HBM capacity line; bars over capacity drawn in red.
 
-#include "evaluation.h"
+#include "cost/evaluation.h"
 
 #include <qcustomplot.h>
 

@@ -1,8 +1,8 @@
 #include "meshcanvas.h"
 
+#include "base/units.h"
 #include "dragmime.h"
 #include "rolestyle.h"
-#include "units.h"
 
 #include <QDragEnterEvent>
 #include <QFontMetricsF>

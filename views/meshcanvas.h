@@ -3,9 +3,9 @@
 // domains), its axes labelled with the roles placed on them, and the drop target for models,
 // clusters and roles.
 
-#include "evaluation.h"
-#include "meshgroups.h"
-#include "plan.h"
+#include "cost/evaluation.h"
+#include "plan/meshgroups.h"
+#include "plan/plan.h"
 
 #include <nlohmann/json.hpp>
 

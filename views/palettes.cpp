@@ -1,13 +1,13 @@
 #include "palettes.h"
 
+#include "base/units.h"
 #include "cardlist.h"
-#include "chipcatalog.h"
-#include "modelcatalog.h"
-#include "namedclusters.h"
-#include "plan.h"
+#include "hardware/chipcatalog.h"
+#include "hardware/namedclusters.h"
+#include "hardware/topology.h"
+#include "plan/plan.h"
 #include "rolestyle.h"
-#include "topology.h"
-#include "units.h"
+#include "transformer/modelcatalog.h"
 
 #include <QCoreApplication>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Fills the three palettes: every catalog model, every chip and named cluster, every role.
 
-#include "modelspec.h"
+#include "transformer/modelspec.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
 #include "planinspector.h"
 
-#include "chipcatalog.h"
-#include "dtype.h"
-#include "rolestyle.h"
+#include "base/dtype.h"
+#include "hardware/chipcatalog.h"
 #include "plansummary.h"
+#include "rolestyle.h"
 
 #include <QCheckBox>
 #include <QKeyEvent>

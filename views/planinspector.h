@@ -2,9 +2,9 @@
 // The plan inspector: the plan's hardware, parallelism and workload as editable fields, and the
 // summary of its evaluation. Edits leave as intent signals; the document decides.
 
-#include "evaluation.h"
-#include "expected.h"
-#include "plan.h"
+#include "base/expected.h"
+#include "cost/evaluation.h"
+#include "plan/plan.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #include "plansummary.h"
 
-#include "units.h"
+#include "base/units.h"
 
 #include <QCoreApplication>
 #include <QLocale>

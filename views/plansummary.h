@@ -2,9 +2,9 @@
 // The plan's verdict in a few lines: fits or not, step time (or latency and throughput), MFU,
 // tokens/s, the binding resource and the warnings in words.
 
-#include "evaluation.h"
-#include "expected.h"
-#include "plan.h"
+#include "base/expected.h"
+#include "cost/evaluation.h"
+#include "plan/plan.h"
 
 #include <QString>
 

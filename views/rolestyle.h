@@ -1,7 +1,7 @@
 #pragma once
 // How each parallelism role looks on screen: its colour, its label and a line on what it does.
 
-#include "placement.h"
+#include "plan/placement.h"
 
 #include <QColor>
 #include <QString>

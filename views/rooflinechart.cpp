@@ -1,7 +1,7 @@
 #include "rooflinechart.h"
 
+#include "base/units.h"
 #include "chartstyle.h"
-#include "units.h"
 
 #include <QFontMetricsF>
 #include <QLineF>

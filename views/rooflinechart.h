@@ -2,7 +2,7 @@
 // The roofline chart (book ch. 1): the chip's compute ceilings and bandwidth slopes on log-log
 // axes, and a point per operation of the plan at its intensity and achieved rate.
 
-#include "oproofline.h"
+#include "cost/oproofline.h"
 
 #include <qcustomplot.h>
 

@@ -1,7 +1,7 @@
 #include "sweepchart.h"
 
+#include "base/units.h"
 #include "chartstyle.h"
-#include "units.h"
 
 #include <QToolTip>
 

@@ -3,8 +3,8 @@
 // point where communication starts to bind and the book's critical batch; for serving,
 // latency against throughput across batch sizes with the latency target.
 
-#include "scalingsweep.h"
-#include "servingsearch.h"
+#include "explore/scalingsweep.h"
+#include "explore/servingsearch.h"
 
 #include <qcustomplot.h>
 

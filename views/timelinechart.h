@@ -2,7 +2,7 @@
 // The step timeline: one training step (or one request: prefill, then the decode steps) as
 // lanes — compute, each collective's hidden and exposed parts, the bubble, the optimizer.
 
-#include "steptimeline.h"
+#include "cost/steptimeline.h"
 
 #include <qcustomplot.h>
 

@@ -3,7 +3,7 @@
 // destroyed without discard(), and never those of a running session.
 
 #include "autosaver.h"
-#include "embeddedresources.h"
+#include "base/embeddedresources.h"
 #include "plandocument.h"
 
 #include <QtTest>

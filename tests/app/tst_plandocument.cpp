@@ -1,7 +1,7 @@
 // The plan document: new, open, save, undo/redo with merging, refusals that leave the open
 // document exactly as it was, the saved file format (golden), and the recent-files list.
 
-#include "embeddedresources.h"
+#include "base/embeddedresources.h"
 #include "plandocument.h"
 #include "recentfiles.h"
 

@@ -1,11 +1,11 @@
 // Microbenchmarks of the model's building blocks (Google Benchmark).
-#include "calculator.h"
-#include "chipcatalog.h"
-#include "collective.h"
-#include "evaluation.h"
-#include "modelcatalog.h"
-#include "plan.h"
-#include "shardedmatmul.h"
+#include "cost/calculator.h"
+#include "cost/evaluation.h"
+#include "cost/shardedmatmul.h"
+#include "hardware/chipcatalog.h"
+#include "hardware/collective.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
 
 #include <benchmark/benchmark.h>
 

@@ -1,0 +1,98 @@
+#include "base/units.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace meshplan::model {
+
+namespace {
+
+std::string threeDigits(double value)
+{
+    char buffer[32];
+    const double magnitude = std::fabs(value);
+    if (magnitude >= 100 || magnitude == 0)
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    else if (magnitude >= 10)
+        std::snprintf(buffer, sizeof buffer, "%.1f", value);
+    else
+        std::snprintf(buffer, sizeof buffer, "%.2f", value);
+    return buffer;
+}
+
+std::string withPrefix(double value, const std::string &unit, double base)
+{
+    static constexpr std::array<const char *, 7> kPrefixes{"", "k", "M", "G", "T", "P", "E"};
+    if (!std::isfinite(value))
+        return "n/a";
+    std::size_t i = 0;
+    double v = value;
+    while (std::fabs(v) >= base * 0.9995 && i + 1 < kPrefixes.size()) {
+        v /= base;
+        ++i;
+    }
+    std::string prefix = kPrefixes[i];
+    if (base == 1024.0 && i > 0)
+        prefix = (prefix == "k" ? std::string("K") : prefix) + "i";
+    return threeDigits(v) + " " + prefix + unit;
+}
+
+} // namespace
+
+std::string formatSeconds(double s)
+{
+    if (!std::isfinite(s))
+        return "n/a";
+    const double a = std::fabs(s);
+    if (a == 0)
+        return "0 s";
+    if (a < 1e-6)
+        return threeDigits(s * 1e9) + " ns";
+    if (a < 1e-3)
+        return threeDigits(s * 1e6) + " us";
+    if (a < 1)
+        return threeDigits(s * 1e3) + " ms";
+    if (a < 3600)
+        return threeDigits(s) + " s";
+    if (a < 86400 * 2)
+        return threeDigits(s / 3600) + " h";
+    return threeDigits(s / 86400) + " days";
+}
+
+std::string formatBytes(double bytes, bool binary)
+{
+    return withPrefix(bytes, "B", binary ? 1024.0 : 1000.0);
+}
+
+std::string formatFlops(double flops)
+{
+    return withPrefix(flops, "FLOP", 1000.0);
+}
+
+std::string formatFlopsPerSecond(double rate)
+{
+    return withPrefix(rate, "FLOP/s", 1000.0);
+}
+
+std::string formatBytesPerSecond(double rate)
+{
+    return withPrefix(rate, "B/s", 1000.0);
+}
+
+std::string formatNumber(double value)
+{
+    if (!std::isfinite(value))
+        return "n/a";
+    char buffer[32];
+    const double a = std::fabs(value);
+    if (a != 0 && (a >= 1e7 || a < 1e-3))
+        std::snprintf(buffer, sizeof buffer, "%.3g", value);
+    else if (a >= 1000)
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    else
+        return threeDigits(value);
+    return buffer;
+}
+
+} // namespace meshplan::model

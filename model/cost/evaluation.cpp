@@ -1,0 +1,187 @@
+#include "cost/evaluation.h"
+
+#include "cost/inferencecost.h"
+#include "cost/trainingcost.h"
+#include "plan/plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::model {
+
+using nlohmann::json;
+
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
+{
+    if (auto error = checkModelSharding(plan))
+        return *error;
+    auto placement = placeRoles(plan.topology, plan.parallelism.degrees, plan.parallelism.placement);
+    if (!placement)
+        return placement.error();
+    Evaluation out;
+    out.chips = plan.topology.chipCount();
+    out.placement = placement->axisNames(plan.topology);
+    out.params = countParams(plan.model);
+    if (plan.kind == WorkloadKind::Training) {
+        out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.training.seqLen);
+        out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.training.seqLen);
+        out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
+        if (auto error = evaluateTraining(plan, placement.value(), mode, out))
+            return *error;
+        return out;
+    }
+    out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.inference.promptLen);
+    out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.inference.promptLen);
+    out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.inference.kvDtype);
+    if (auto error = evaluateInference(plan, placement.value(), mode, out))
+        return *error;
+    return out;
+}
+
+CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, const std::string &purpose, Role role,
+                            const std::vector<AxisSpan> &spans, double bytes, double count, double timeEach,
+                            double exposed, const CollectiveOptions &options)
+{
+    const CollectiveCost one = collectiveCost(topology, op, spans, bytes, options);
+    CollectiveUse use;
+    use.op = op;
+    use.purpose = purpose;
+    use.role = role;
+    for (const auto &s : spans)
+        use.axes.push_back(topology.axes()[static_cast<std::size_t>(s.axis)].name);
+    use.bytes = bytes;
+    use.bytesPerChip = one.bytesPerChip;
+    use.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    use.timeS = timeEach * count;
+    use.exposedS = std::min(use.timeS, exposed);
+    use.link = one.bindingLink;
+    use.latencyBound = one.latencyBound;
+    return use;
+}
+
+std::string bindingResource(const std::vector<CollectiveUse> &collectives, std::string_view purposePrefix,
+                            double localTime, const std::string &localBound)
+{
+    std::map<LinkKind, double> byLink;
+    for (const auto &c : collectives)
+        if (c.purpose.rfind(purposePrefix, 0) == 0)
+            byLink[c.link] += c.exposedS;
+    std::string bound = localBound;
+    double best = localTime;
+    for (const auto &[link, t] : byLink)
+        if (t > best) {
+            best = t;
+            bound = std::string(linkName(link));
+        }
+    return bound;
+}
+
+namespace {
+
+// Byte counts are integers in the contract; NaN or infinity never reach a result.
+std::int64_t bytesOut(double bytes)
+{
+    return std::isfinite(bytes) ? static_cast<std::int64_t>(std::llround(bytes)) : 0;
+}
+
+double finite(double value)
+{
+    return std::isfinite(value) ? value : 0.0;
+}
+
+json memoryJson(const MemoryBreakdown &m)
+{
+    return {{"params", bytesOut(m.params)},       {"grads", bytesOut(m.grads)},
+            {"optimizer", bytesOut(m.optimizer)}, {"activations", bytesOut(m.activations)},
+            {"kv_cache", bytesOut(m.kvCache)},    {"total", bytesOut(m.total)},
+            {"capacity", bytesOut(m.capacity)},   {"fits", m.fits}};
+}
+
+} // namespace
+
+json evaluationToJson(const Evaluation &e, bool training)
+{
+    json collectives = json::array();
+    for (const auto &c : e.collectives)
+        collectives.push_back({{"op", collectiveName(c.op)},
+                               {"purpose", c.purpose},
+                               {"role", roleName(c.role)},
+                               {"axes", c.axes},
+                               {"bytes_per_chip", bytesOut(c.bytes)},
+                               {"bytes_sent_per_chip", bytesOut(c.bytesPerChip)},
+                               {"count_per_step", c.countPerStep},
+                               {"time_s", finite(c.timeS)},
+                               {"exposed_s", finite(c.exposedS)},
+                               {"link", linkName(c.link)},
+                               {"latency_bound", c.latencyBound}});
+    json perChip = json::array();
+    for (const auto &k : e.perChip)
+        perChip.push_back({{"name", k.name}, {"count", k.count}, {"memory", memoryJson(k.memory)}});
+    json warnings = json::array();
+    for (const auto &w : e.warnings)
+        warnings.push_back({{"code", w.code}, {"message", w.message}});
+    json out = {{"format", "meshplan/result"},
+                {"version", 1},
+                {"chips", e.chips},
+                {"placement", e.placement},
+                {"model",
+                 {{"params", e.params.total},
+                  {"active_params", e.params.active},
+                  {"flops_per_token", finite(e.flopsPerToken)},
+                  {"forward_flops_per_token", finite(e.forwardFlopsPerToken)},
+                  {"kv_cache_bytes_per_token", bytesOut(e.kvCacheBytesPerToken)}}},
+                {"memory_per_chip", memoryJson(e.memory)},
+                {"per_chip", perChip},
+                {"bound", e.bound},
+                {"critical",
+                 {{"tokens_per_chip", finite(e.critical.tokensPerChip)},
+                  {"fsdp_tokens_per_chip", finite(e.critical.fsdpTokensPerChip)},
+                  {"data_tokens_per_chip", finite(e.critical.dataTokensPerChip)},
+                  {"tensor_max_degree", finite(e.critical.tensorMaxDegree)}}},
+                {"collectives", collectives},
+                {"warnings", warnings}};
+    if (training) {
+        const StepTime &s = e.step;
+        out["step"] = {{"time_s", finite(s.time)},
+                       {"compute_s", finite(s.compute)},
+                       {"recompute_s", finite(s.recompute)},
+                       {"communication_s", finite(s.communication)},
+                       {"exposed_communication_s", finite(s.exposedCommunication)},
+                       {"bubble_s", finite(s.bubble)},
+                       {"optimizer_s", finite(s.optimizer)},
+                       {"flops", finite(s.flops)},
+                       {"tokens", bytesOut(s.tokens)}};
+        out["mfu"] = finite(e.mfu);
+        out["tokens_per_s"] = finite(e.tokensPerS);
+    }
+    if (e.inference) {
+        const InferenceResult &i = *e.inference;
+        out["inference"] = {{"prefill_s", finite(i.prefillS)},
+                            {"time_to_first_token_s", finite(i.timeToFirstTokenS)},
+                            {"decode_step_s", finite(i.decodeStepS)},
+                            {"tokens_per_s", finite(i.tokensPerS)},
+                            {"tokens_per_s_per_chip", finite(i.tokensPerSPerChip)},
+                            {"kv_cache_bytes_per_token", bytesOut(i.kvCacheBytesPerToken)}};
+        const ServingExtras &x = e.serving;
+        out["serving"] = {{"max_batch", finite(x.maxBatch)},
+                          {"critical_batch", finite(x.criticalBatch)},
+                          {"steady_tokens_per_s", finite(x.steadyTokensPerS)},
+                          {"cost_per_million_tokens", finite(x.costPerMillionTokens)},
+                          {"kv_transfer_s", finite(x.kvTransferS)},
+                          {"kv_cache_bytes_per_sequence", bytesOut(x.kvCacheBytesPerSequence)},
+                          {"batch_per_replica", finite(x.batchPerReplica)},
+                          {"prefill_replicas", finite(x.prefillReplicas)},
+                          {"decode_replicas", finite(x.decodeReplicas)},
+                          {"decode_step",
+                           {{"weights_s", finite(x.decodeWeightsS)},
+                            {"kv_s", finite(x.decodeKvS)},
+                            {"compute_s", finite(x.decodeComputeS)},
+                            {"communication_s", finite(x.decodeCommunicationS)},
+                            {"book_step_s", finite(x.decodeBookStepS)}}}};
+    }
+    return out;
+}
+
+} // namespace meshplan::model

@@ -1,0 +1,558 @@
+// Serving a plan: prefill, decode steps, KV cache, latency, throughput and cost (book ch. 7, 8, 12).
+#include "cost/inferencecost.h"
+
+#include "base/units.h"
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::model {
+
+namespace {
+
+// Decode steps run many small kernels (norms, sampling, cache updates) besides the matmuls;
+// in the achievable model they add HBM traffic of this many [batch, d_model] tensors per layer.
+constexpr double kDecodeElementwiseTensors = 20.0;
+
+class InferenceCost
+{
+public:
+    InferenceCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+        : m_plan(plan)
+        , m_model(plan.model)
+        , m_t(plan.topology)
+        , m_chip(plan.topology.chip())
+        , m_spec(plan.inference)
+        , m_placement(placement)
+        , m_mode(mode)
+        , m_out(out)
+        , m_params(countParams(plan.model))
+    {
+        m_options.mode = mode;
+    }
+
+    std::optional<Error> run();
+
+private:
+    struct Phase {
+        double compute = 0;   ///< max(matmul FLOPs, weight reads)
+        double weights = 0;   ///< weight bytes / HBM
+        double flops = 0;     ///< matmul FLOPs / peak
+        double kv = 0;        ///< attention: max(KV reads, attention FLOPs)
+        double elementwise = 0;
+        double comms = 0;
+        double total() const { return compute + kv + elementwise + comms; }
+    };
+
+    std::optional<Error> validate();
+    /// One decode step for `batch` sequences per replica at context `context`.
+    Phase decodeStep(double batch, double context, bool record);
+    /// The prompt's forward pass for `sequences` sequences on one replica.
+    Phase prefill(double sequences, bool record);
+    double kvShards(double batch) const;
+    double weightBytesPerChip() const;
+    /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
+    void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
+                       double overlapFlops, double overlapS);
+    /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
+    /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
+    void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
+    void addOperation(const std::string &op, const char *kind, double flops, double bytes, double count);
+    double collectiveTime(CollectiveOp op, Role role, double bytes) const;
+    void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
+
+    const Plan &m_plan;
+    const ModelSpec &m_model;
+    const Topology &m_t;
+    const Chip &m_chip;
+    const InferenceSpec &m_spec;
+    const Placement &m_placement;
+    CostMode m_mode;
+    Evaluation &m_out;
+    ParamCounts m_params;
+    CollectiveOptions m_options;
+
+    int m_tp = 1, m_pp = 1, m_ep = 1, m_fs = 1, m_cp = 1, m_dp = 1;
+    double m_peak = 0;
+    double m_hbm = 0;
+    double m_weightBytes = 2;
+    double m_kvBytes = 2;
+    double m_actBytes = 2;
+    double m_kvPerToken = 0; ///< bytes, whole model
+};
+
+std::optional<Error> InferenceCost::validate()
+{
+    const ParallelismSpec &p = m_plan.parallelism;
+    m_tp = p.degree(Role::Tensor);
+    m_pp = p.degree(Role::Pipeline);
+    m_ep = p.degree(Role::Expert);
+    m_fs = p.degree(Role::Fsdp);
+    m_cp = p.degree(Role::Context);
+    m_dp = p.degree(Role::Data);
+    if (m_chip.peakFlops(m_spec.computeDtype) <= 0)
+        return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
+                                                   + std::string(dtypeName(m_spec.computeDtype))};
+    if (m_spec.promptLen % m_cp != 0)
+        return Error{"parallelism.context", "context parallelism of " + std::to_string(m_cp)
+                                                + " must divide prompt_len " + std::to_string(m_spec.promptLen)};
+    const std::int64_t chipsPerReplica = m_t.chipCount() / m_dp;
+    if (m_spec.serving == Serving::Disaggregated) {
+        if (m_spec.prefillChips % chipsPerReplica != 0 || m_spec.prefillChips >= m_t.chipCount())
+            return Error{"workload.prefill_chips", "must be a multiple of the " + std::to_string(chipsPerReplica)
+                                                       + " chips of one replica and leave chips for decoding; got "
+                                                       + std::to_string(m_spec.prefillChips) + " of "
+                                                       + std::to_string(m_t.chipCount())};
+    }
+    const std::int64_t decodeReplicas =
+        m_dp - (m_spec.serving == Serving::Disaggregated ? m_spec.prefillChips / chipsPerReplica : 0);
+    if (m_spec.batch < decodeReplicas)
+        return Error{"workload.batch", std::to_string(m_spec.batch) + " sequences cannot keep "
+                                           + std::to_string(decodeReplicas) + " decoding replicas busy; lower parallelism.data"};
+    return std::nullopt;
+}
+
+double InferenceCost::weightBytesPerChip() const
+{
+    // Everything but the routed experts is split over tensor, pipeline and FSDP; experts also over
+    // the expert axis. Embeddings sit on the first stage, the output projection on the last.
+    const ModelSpec &m = m_model;
+    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
+                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
+                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
+    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const double vocab = double(m_params.embedding + m_params.unembedding);
+    const double perChip = dense / (m_tp * m_pp * m_fs) + experts / (m_tp * m_pp * m_fs * m_ep)
+                           + vocab / (m_tp * m_fs) / (m_pp > 1 ? 2.0 : 1.0);
+    return perChip * m_weightBytes;
+}
+
+double InferenceCost::kvShards(double batch) const
+{
+    // KV heads first (at most K-way; MLA's latent is one "head"), then the batch (book ch. 7).
+    const double headUnits = m_model.mla ? 1.0 : double(m_model.kvHeads);
+    const double group = double(m_tp) * m_ep;
+    return double(m_pp) * m_cp * std::min(group, headUnits * std::max(1.0, batch));
+}
+
+double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes) const
+{
+    return collectiveCost(m_t, op, m_placement.of(role), bytes, m_options).time;
+}
+
+void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
+                                  double overlapFlops, double overlapS)
+{
+    const auto &spans = m_placement.of(role);
+    if (count <= 0 || bytes <= 0 || spans.empty())
+        return;
+    const double each = collectiveCost(m_t, op, spans, bytes, m_options).time;
+    // Serving is latency-bound: nothing hides these.
+    m_out.collectives.push_back(
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count, m_options));
+    m_out.collectives.back().overlapFlops = overlapFlops;
+    m_out.collectives.back().overlapS = overlapS;
+}
+
+void InferenceCost::addOperation(const std::string &op, const char *kind, double flops, double bytes, double count)
+{
+    if (!(flops > 0) || !(bytes > 0) || count <= 0)
+        return;
+    OperationCost c;
+    c.op = op;
+    c.kind = kind;
+    c.flops = flops;
+    c.bytes = bytes;
+    c.timeS = std::max(flops / m_peak, bytes / m_hbm);
+    c.memoryS = bytes / m_hbm;
+    c.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    m_out.operations.push_back(std::move(c));
+}
+
+void InferenceCost::recordOperations(const std::string &prefix, double rows, double context, double kvRead,
+                                     double expertFraction)
+{
+    // Per chip, as the step cost counts it: FLOPs and weights over the chips of one stage. Tensor
+    // parallelism splits the widths (heads, d_ff); fsdp, expert and context the rows.
+    const ModelSpec &m = m_model;
+    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    const double tp = m_tp;
+    const double r = rows * tp / lanes; // rows (tokens) one chip multiplies
+    const double d = double(m.dModel);
+    const double act = m_actBytes;
+    const double wb = m_weightBytes;
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double layers = m.layers;
+    const double moeLayers = m.moeLayerCount();
+    const double denseLayers = layers - moeLayers;
+    // Queries, and the keys and values the cache takes (MLA: its latent and rope key).
+    const double qkvOut = m.heads * qk + (m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim)
+                                                : 2.0 * m.kvHeads * m.headDim);
+    const double outW = double(m.heads) * v * d;
+    const double qkvW = double(m_params.attentionPerLayer) - outW;
+    addOperation(prefix + "attention qkv projection", "matmul", 2.0 * rows * qkvW / lanes,
+                 wb * qkvW / lanes + act * r * (d + qkvOut / tp), layers);
+    addOperation(prefix + "attention output projection", "matmul", 2.0 * rows * outW / lanes,
+                 wb * outW / lanes + act * r * (m.heads * v / tp + d), layers);
+    // Decode reads the whole cache; prefill attends causally within the prompt (half of it on average).
+    addOperation(prefix + "attention core", "attention", 2.0 * rows * context * m.heads * (qk + v) / lanes,
+                 kvRead + act * r * m.heads * (qk + v) / tp, layers);
+    if (denseLayers > 0) {
+        const double f = double(m.dFf);
+        const double downW = d * f;
+        const double upW = double(m_params.denseMlpPerLayer) - downW;
+        addOperation(prefix + (m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up"), "matmul", 2.0 * rows * upW / lanes,
+                     wb * upW / lanes + act * r * (d + (width - 1.0) * f / tp), denseLayers);
+        addOperation(prefix + "mlp down", "matmul", 2.0 * rows * downW / lanes,
+                     wb * downW / lanes + act * r * (f / tp + d), denseLayers);
+    }
+    if (moeLayers > 0) {
+        const MoeSpec &e = *m.moe;
+        const double fe = double(e.dFfExpert);
+        const double sharedW = double(m_params.moeSharedPerLayer);
+        addOperation(prefix + "moe router and shared experts", "matmul", 2.0 * rows * sharedW / lanes,
+                     wb * sharedW / lanes + act * r * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp),
+                     moeLayers);
+        // Only the experts some token picked are read (all of them in a long prefill).
+        const double expertW = double(e.experts) * double(m_params.expertParams) * expertFraction;
+        addOperation(prefix + "moe routed experts", "matmul",
+                     2.0 * rows * e.expertsPerToken * double(m_params.expertParams) / lanes,
+                     wb * expertW / lanes + act * r * e.expertsPerToken * (2.0 * d + width * fe / tp), moeLayers);
+    }
+    if (m_mode == CostMode::Achievable) // about one FLOP per element the step's elementwise kernels move
+        addOperation(prefix + "elementwise", "elementwise", kDecodeElementwiseTensors * rows * d / lanes,
+                     kDecodeElementwiseTensors * rows * d * act / lanes, layers);
+    // The logits matmul (the final norm's FLOPs with it, as the step counts them).
+    const double logitsW = double(m.vocab * m.dModel);
+    addOperation(prefix + "logits (unembedding)", "matmul", 2.0 * rows * (logitsW + double(m_params.finalNorm)) / lanes,
+                 wb * logitsW / lanes + act * r * (d + double(m.vocab) / tp), 1.0);
+}
+
+InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, bool record)
+{
+    const ModelSpec &m = m_model;
+    Phase ph;
+    const double lanes = double(m_tp) * m_ep * m_fs * m_cp; // chips working on one stage at once
+    // Weights read per step: with MoE only the experts some token picked (expected distinct
+    // choices of batch x k draws among E).
+    double expertFraction = 1.0;
+    if (m.moe) {
+        const double e = m.moe->experts;
+        expertFraction = 1.0 - std::pow(1.0 - double(m.moe->expertsPerToken) / e, batch);
+    }
+    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
+                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
+                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
+    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_hbm);
+    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
+                                + double(m.vocab * m.dModel);
+    ph.flops = 2.0 * matmulParams * batch / (lanes * m_peak);
+    ph.compute = std::max(ph.flops, ph.weights);
+
+    // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
+    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    // Stages run one after another, so the step reads each stage's share on that stage's chips.
+    const double kvRead = batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m_hbm;
+    const double attnFlops = 2.0 * batch * context * m.heads * (qk + v) * m.layers / (lanes * m_peak);
+    ph.kv = std::max(kvRead, attnFlops);
+    if (m_mode == CostMode::Achievable)
+        ph.elementwise = kDecodeElementwiseTensors * batch * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+
+    if (record)
+        recordOperations("decode: ", batch, context, kvRead * m_hbm / m.layers, expertFraction);
+
+    // Collectives of one step, all on the latency-critical path. What lies between two of them
+    // (per chip): a layer's matmuls, its attention, a MoE layer's experts, a stage.
+    const double layerFlops = ph.flops * m_peak / m.layers;
+    const double layerTime = ph.compute / m.layers;
+    const double attnLayerFlops = attnFlops * m_peak / m.layers;
+    const double attnLayerTime = ph.kv / m.layers;
+    const double act = batch * double(m.dModel) * m_actBytes;
+    const double perLayerAr = m.parallelBlock ? 1.0 : 2.0;
+    double comms = 0;
+    if (m_tp > 1) {
+        comms += perLayerAr * m.layers * collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
+        if (record)
+            addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
+                          layerFlops / perLayerAr, layerTime / perLayerAr);
+        const double headUnits = m.mla ? 1.0 : double(m.kvHeads);
+        if (m_tp > headUnits) {
+            // KV sharded over batch past K-way: queries and outputs move between head and batch
+            // sharding with two all-to-alls per attention layer (book ch. 7).
+            const double q = batch * m.heads * v * m_actBytes;
+            comms += 2.0 * m.layers * collectiveTime(CollectiveOp::AllToAll, Role::Tensor, q);
+            if (record)
+                addCollective(CollectiveOp::AllToAll, "decode: queries to batch-sharded KV", Role::Tensor, q, 2.0 * m.layers,
+                              attnLayerFlops / 2.0, attnLayerTime / 2.0);
+        }
+    }
+    if (m_ep > 1 && m.moe) {
+        const double routed = batch * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
+        comms += 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
+        if (record) {
+            const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
+            const double expertRead = double(m.moe->experts) * double(m_params.expertParams) * expertFraction
+                                      * m_weightBytes / lanes;
+            addCollective(CollectiveOp::AllToAll, "decode: expert dispatch and combine", Role::Expert, routed,
+                          2.0 * m.moeLayerCount(), expertFlops / 2.0,
+                          std::max(expertFlops / m_peak, expertRead / m_hbm) / 2.0);
+        }
+    }
+    if (m_fs > 1) {
+        const double layerWeights = (double(m_params.attentionPerLayer) + double(m_params.denseMlpPerLayer)) / m_tp
+                                    * m_weightBytes;
+        comms += m.layers * collectiveTime(CollectiveOp::AllGather, Role::Fsdp, layerWeights);
+        if (record)
+            addCollective(CollectiveOp::AllGather, "decode: fsdp weights", Role::Fsdp, layerWeights, m.layers, layerFlops,
+                          layerTime);
+    }
+    if (m_cp > 1) {
+        // Sequence-sharded KV: gather the queries, then combine partial attention outputs.
+        const double q = batch * m.heads * v * m_actBytes;
+        comms += m.layers * (collectiveTime(CollectiveOp::AllGather, Role::Context, q)
+                             + collectiveTime(CollectiveOp::AllReduce, Role::Context, q));
+        if (record) {
+            addCollective(CollectiveOp::AllGather, "decode: queries to sequence-sharded KV", Role::Context, q, m.layers,
+                          attnLayerFlops, attnLayerTime);
+            addCollective(CollectiveOp::AllReduce, "decode: partial attention outputs", Role::Context, q, m.layers,
+                          attnLayerFlops, attnLayerTime);
+        }
+    }
+    if (m_pp > 1) {
+        comms += (m_pp - 1) * collectiveTime(CollectiveOp::SendRecv, Role::Pipeline, act);
+        if (record)
+            addCollective(CollectiveOp::SendRecv, "decode: pipeline activations", Role::Pipeline, act, m_pp - 1,
+                          (ph.flops + attnFlops) * m_peak / m_pp, (ph.compute + ph.kv) / m_pp);
+    }
+    ph.comms = comms;
+    return ph;
+}
+
+InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
+{
+    const ModelSpec &m = m_model;
+    Phase ph;
+    const double prompt = double(m_spec.promptLen);
+    const double tokens = sequences * prompt;
+    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
+                                + double(m.vocab * m.dModel);
+    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    // Causal attention over the prompt: on average each token attends to half of it.
+    const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
+    ph.flops = (2.0 * matmulParams + attention) * tokens / (lanes * m_peak);
+    // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
+    const double pipelineFactor = (sequences + m_pp - 1.0) / sequences;
+    ph.flops *= pipelineFactor;
+    ph.weights = weightBytesPerChip() * m_pp / m_hbm; // every stage's weights, read once
+    ph.compute = std::max(ph.flops, ph.weights);
+    if (m_mode == CostMode::Achievable)
+        ph.elementwise = kDecodeElementwiseTensors * tokens * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+    if (record) // the attention kernel reads the prompt's keys and values as the cache stores them
+        recordOperations("prefill: ", tokens, 0.5 * prompt, tokens * m_kvPerToken / m.layers * m_pp / kvShards(sequences),
+                         1.0);
+
+    // What lies between two collectives (per chip): one sequence's layer, attention, experts or stage.
+    const double seqLayerFlops = (2.0 * matmulParams + attention) * prompt / (lanes * m.layers);
+    const double seqLayerTime = ph.compute / (sequences * m.layers);
+    const double act = prompt * double(m.dModel) * m_actBytes; // one sequence's activations
+    const double perLayerAr = m.parallelBlock ? 1.0 : 2.0;
+    double comms = 0;
+    if (m_tp > 1) {
+        comms += sequences * perLayerAr * m.layers * collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
+        if (record)
+            addCollective(CollectiveOp::AllReduce, "prefill: tensor activations", Role::Tensor, act,
+                          sequences * perLayerAr * m.layers, seqLayerFlops / perLayerAr, seqLayerTime / perLayerAr);
+    }
+    if (m_ep > 1 && m.moe) {
+        const double routed = prompt * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
+        comms += sequences * 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
+        if (record) {
+            const double expertFlops = 2.0 * prompt * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
+            addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch and combine", Role::Expert, routed,
+                          sequences * 2.0 * m.moeLayerCount(), expertFlops / 2.0, expertFlops / m_peak / 2.0);
+        }
+    }
+    if (m_cp > 1) {
+        const double kv = prompt * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
+        const double ring = collectiveTime(CollectiveOp::AllGather, Role::Context, kv);
+        const double attnPerLayer = attention / m.layers * prompt * sequences / (lanes * m_peak) / sequences;
+        comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
+        if (record)
+            addCollective(CollectiveOp::AllGather, "prefill: ring attention keys and values", Role::Context, kv,
+                          sequences * m.layers, attention / m.layers * prompt / lanes, attnPerLayer);
+    }
+    if (m_pp > 1) {
+        comms += (m_pp - 1) * collectiveTime(CollectiveOp::SendRecv, Role::Pipeline, act);
+        if (record)
+            addCollective(CollectiveOp::SendRecv, "prefill: pipeline activations", Role::Pipeline, act,
+                          sequences * (m_pp - 1), seqLayerFlops * m.layers / m_pp, seqLayerTime * m.layers / m_pp);
+    }
+    ph.comms = comms;
+    return ph;
+}
+
+std::optional<Error> InferenceCost::run()
+{
+    if (auto error = validate())
+        return error;
+    const ModelSpec &m = m_model;
+    const bool ideal = m_mode == CostMode::Ideal;
+    m_peak = m_chip.peakFlops(m_spec.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_spec.computeDtype));
+    m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : m_chip.achievable.hbmEfficiency);
+    m_weightBytes = bytesPerElement(m_spec.weightDtype);
+    m_kvBytes = bytesPerElement(m_spec.kvDtype);
+    m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
+    m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);
+
+    const std::int64_t chips = m_t.chipCount();
+    const std::int64_t perReplica = chips / m_dp;
+    const bool disaggregated = m_spec.serving == Serving::Disaggregated;
+    const double prefillReplicas = disaggregated ? double(m_spec.prefillChips / perReplica) : 0.0;
+    const double decodeReplicas = double(m_dp) - prefillReplicas;
+    const double batch = std::ceil(double(m_spec.batch) / decodeReplicas); // per decoding replica
+    const double prompt = double(m_spec.promptLen);
+    const double generate = double(m_spec.generateLen);
+
+    // Memory: weights, the KV cache at the longest context, and a prefill working set.
+    MemoryBreakdown mem;
+    mem.params = weightBytesPerChip();
+    const double maxContext = prompt + generate;
+    const double kvPerSequence = maxContext * m_kvPerToken;
+    mem.kvCache = batch * kvPerSequence / kvShards(batch);
+    mem.activations = prompt / m_cp * (4.0 * double(m.dModel) + 3.0 * double(std::max(m.dFf, m.moe ? m.moe->dFfExpert : 0)) / m_tp)
+                      * m_actBytes;
+    mem.total = mem.params + mem.kvCache + mem.activations;
+    mem.capacity = double(m_chip.hbmBytes);
+    mem.fits = mem.total <= mem.capacity;
+    m_out.memory = mem;
+    m_out.perChip.push_back({disaggregated ? "decode chips" : "every chip", std::int64_t(decodeReplicas) * perReplica, mem});
+    if (disaggregated) {
+        MemoryBreakdown pre = mem;
+        pre.kvCache = prompt * m_kvPerToken / kvShards(1.0);
+        pre.total = pre.params + pre.kvCache + pre.activations;
+        pre.fits = pre.total <= pre.capacity;
+        m_out.perChip.push_back({"prefill chips", m_spec.prefillChips, pre});
+    }
+
+    // The largest batch per replica whose KV cache fits next to the weights.
+    const double freeBytes = mem.capacity - mem.params - mem.activations;
+    double maxBatch = 0;
+    if (freeBytes > 0) {
+        // kvShards grows with the batch until every chip holds a share: solve in two regimes.
+        const double full = double(m_pp) * m_cp * m_tp * m_ep;
+        maxBatch = std::floor(freeBytes * full / kvPerSequence);
+        if (kvShards(maxBatch) < full)
+            maxBatch = std::floor(freeBytes * kvShards(1.0) / kvPerSequence);
+    }
+
+    // Decode: the mean step over the generation (context grows from prompt to prompt + generate).
+    const double meanContext = prompt + generate / 2.0;
+    const Phase decode = decodeStep(batch, meanContext, true);
+    const Phase first = decodeStep(batch, prompt, false);
+    const Phase onePrefill = prefill(1.0, false);
+    double prefillAll = 0;
+    double ttft = 0;
+    double kvTransfer = 0;
+    if (disaggregated) {
+        // The prompt's KV cache travels from a prefill replica to a decode replica.
+        const double link = m_chip.isTpu() ? m_chip.dcnBandwidth * double(perReplica)
+                                           : m_chip.scaleOut->nodeEgressBandwidth / m_t.axes()[0].size * double(perReplica);
+        kvTransfer = prompt * m_kvPerToken / link;
+        prefillAll = std::ceil(double(m_spec.batch) / prefillReplicas) * onePrefill.total();
+        prefill(std::ceil(double(m_spec.batch) / prefillReplicas), true);
+        ttft = onePrefill.total() + kvTransfer + first.total();
+    } else {
+        const Phase all = prefill(batch, true);
+        prefillAll = all.total();
+        ttft = prefillAll + first.total();
+    }
+
+    InferenceResult r;
+    r.prefillS = prefillAll;
+    r.timeToFirstTokenS = ttft;
+    r.decodeStepS = decode.total();
+    r.kvCacheBytesPerToken = m_kvPerToken;
+    const double totalBatch = double(m_spec.batch);
+    r.tokensPerS = totalBatch * generate / (ttft + (generate - 1.0) * r.decodeStepS);
+    r.tokensPerSPerChip = r.tokensPerS / double(chips);
+    m_out.inference = r;
+
+    // Steady state with continuous batching: finished sequences are replaced by new prompts.
+    double steady = 0;
+    if (disaggregated) {
+        const double decodeRate = decodeReplicas * batch / r.decodeStepS;
+        const double prefillRate = prefillReplicas / (onePrefill.total() + kvTransfer) * generate;
+        steady = std::min(decodeRate, prefillRate);
+    } else {
+        const double stepWithPrefills = r.decodeStepS + batch / generate * onePrefill.total();
+        steady = decodeReplicas * batch / stepWithPrefills;
+    }
+    // The book's decode critical batch: B > bytes/param x C / (2 W_hbm), x E/k for MoE (ch. 7).
+    double critical = m_weightBytes * m_chip.peakFlops(m_spec.computeDtype) / (2.0 * m_chip.hbmBandwidth);
+    if (m.moe)
+        critical *= double(m.moe->experts) / m.moe->expertsPerToken;
+    ServingExtras &x = m_out.serving;
+    x.maxBatch = maxBatch * decodeReplicas;
+    x.criticalBatch = critical;
+    x.steadyTokensPerS = steady;
+    x.costPerMillionTokens = m_plan.pricePerChipHour > 0 ? m_plan.pricePerChipHour * double(chips) / (steady * 3600.0) * 1e6 : 0.0;
+    x.kvTransferS = kvTransfer;
+    x.kvCacheBytesPerSequence = kvPerSequence;
+    x.decodeWeightsS = decode.weights;
+    x.decodeKvS = decode.kv;
+    x.decodeComputeS = decode.flops;
+    x.decodeCommunicationS = decode.comms;
+    x.decodeBookStepS = decode.compute + decode.kv;
+    if (const double listed = m_chip.peakFlops(m_spec.computeDtype); listed > 0 && r.decodeStepS > 0)
+        x.decodeMfu = decode.flops * m_peak / (r.decodeStepS * listed);
+    x.prefillReplicas = prefillReplicas;
+    x.decodeReplicas = decodeReplicas;
+    x.batchPerReplica = batch;
+
+    // What binds the decode step.
+    if (!mem.fits) {
+        m_out.bound = "memory-capacity";
+        warn("does-not-fit", "needs " + formatBytes(mem.total, true) + " per chip (weights " + formatBytes(mem.params, true)
+                                 + ", KV cache " + formatBytes(mem.kvCache, true) + " for " + formatNumber(batch)
+                                 + " sequences of " + formatNumber(maxContext) + " tokens) but " + m_chip.id + " has "
+                                 + formatBytes(mem.capacity, true) + "; at most " + formatNumber(x.maxBatch)
+                                 + " sequences fit");
+    } else {
+        m_out.bound = bindingResource(m_out.collectives, "decode:", decode.compute + decode.kv + decode.elementwise,
+                                      decode.flops >= std::max(decode.weights, decode.kv) ? "compute" : "hbm");
+    }
+    if (m_fs > 1)
+        warn("fsdp-in-decode", "FSDP gathers every layer's weights for every decoded token: "
+                                   + formatSeconds(decode.comms) + " of communication per step; generation is HBM-bound, "
+                                   "so move activations, not weights (book ch. 7): use tensor parallelism instead");
+    if (batch < critical && !m.moe)
+        warn("decode-below-critical-batch", formatNumber(batch) + " sequences per replica decode below the critical batch of "
+                                                + formatNumber(critical) + ": the step is bound by reading weights, and a "
+                                                "larger batch would raise throughput at little cost in latency");
+    if ((m_spec.kvDtype == DType::Fp8 || m_spec.weightDtype == DType::Fp8) && m_chip.listedPeakFlops(DType::Fp8) <= 0)
+        warn("dtype-emulated", m_chip.id + " has no fp8 units: fp8 weights or KV are stored in fp8 and converted to "
+                                   + std::string(dtypeName(m_spec.computeDtype)) + " on every read");
+    if (m_spec.kvDtype == DType::Int4 || m_spec.kvDtype == DType::Fp4)
+        warn("kv-dtype-lossy", "a 4-bit KV cache is not supported by common serving kernels; expect quality loss");
+    if (m_spec.latencyTargetS > 0 && r.decodeStepS > m_spec.latencyTargetS)
+        warn("misses-latency-target", "the decode step of " + formatSeconds(r.decodeStepS) + " misses the target of "
+                                          + formatSeconds(m_spec.latencyTargetS));
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> evaluateInference(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+{
+    InferenceCost cost(plan, placement, mode, out);
+    return cost.run();
+}
+
+} // namespace meshplan::model

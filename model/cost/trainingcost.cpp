@@ -1,0 +1,788 @@
+// One training step of a plan: per-chip memory, compute, every collective and how much of it
+// hides behind compute (book ch. 4-6 and 12, with the achievable efficiencies of the chip).
+#include "cost/trainingcost.h"
+#include "base/units.h"
+#include "cost/evaluation.h"
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshplan::model {
+
+namespace {
+
+// Share of the forward pass's elementwise intermediates that really go through HBM: compilers
+// fuse norms, activations and residual adds into the neighbouring matmuls, so only a fraction of
+// the book's ~20 tensors per layer are written and read back.
+constexpr double kElementwiseTraffic = 0.5;
+// Backward of a matmul: two matmuls of the forward's size (dX and dW), book ch. 4.
+constexpr double kBackwardFactor = 2.0;
+// Routed experts run as grouped (ragged) matmuls over sorted tokens. Sorting, permuting and
+// un-permuting each routed token moves O(d_model) bytes through HBM per expert visit, against
+// O(d_model x d_ff_expert) FLOPs of its matmuls, so the overhead relative to the matmuls is
+// proportional to the chip's C / W_hbm over d_ff_expert:
+//   efficiency = 1 / (1 + kExpertDispatchCost x (C / W_hbm) / d_ff_expert).
+// One constant for all chips, calibrated on DeepSeek-V2-Lite (d_ff 1408) on v5p, where it gives
+// 0.5; Mixtral's 14336-wide experts on v6e then run at ~0.75 (MaxText, 13.5 s per step).
+constexpr double kExpertDispatchCost = 10.4;
+// Naive attention writes the [heads, T] score row of every token and reads it back through
+// the softmax, mask/dropout and the probabilities x V matmul: about four passes forward.
+constexpr double kNaiveAttentionPasses = 4.0;
+
+double ceilDiv(double a, double b)
+{
+    return std::ceil(a / b);
+}
+
+struct Degrees {
+    int data, fsdp, tensor, pipeline, expert, context;
+};
+
+/// Per-token, per-layer quantities on one chip of a tensor-parallel group.
+struct LayerCost {
+    double matmulFlops = 0;    ///< forward, per token (routed experts excluded)
+    double expertFlops = 0;    ///< forward, per token, in routed experts
+    double attnCoreFlops = 0;  ///< forward, per token, as the kernel executes it (flash skips masked blocks)
+    double scoreElements = 0;  ///< per token: the attention score row a naive kernel writes to HBM
+    double weightElements = 0; ///< weights this chip reads (after tensor and expert sharding)
+    double savedNone = 0;      ///< activation elements kept per token with no remat
+    double savedSelective = 0; ///< ... with the attention core recomputed
+    double savedFull = 0;      ///< ... with only the layer input kept
+    double elementwise = 0;    ///< elements of intermediates per token (HBM traffic of non-matmul ops)
+    double qkvWidth = 0;       ///< per token: the queries, keys and values the projection writes
+    double attnOutWidth = 0;   ///< per token: the attention output the output projection reads
+    bool moe = false;
+};
+
+class TrainingCost
+{
+public:
+    TrainingCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+        : m_plan(plan)
+        , m_model(plan.model)
+        , m_t(plan.topology)
+        , m_chip(plan.topology.chip())
+        , m_par(plan.parallelism)
+        , m_train(plan.training)
+        , m_placement(placement)
+        , m_out(out)
+        , m_params(countParams(plan.model))
+    {
+        const auto &p = plan.parallelism;
+        m_d = {p.degree(Role::Data), p.degree(Role::Fsdp), p.degree(Role::Tensor), p.degree(Role::Pipeline),
+               p.degree(Role::Expert), p.degree(Role::Context)};
+        m_options.mode = mode;
+        // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
+        const bool ideal = mode == CostMode::Ideal;
+        m_elementwiseTraffic = ideal ? 0.0 : kElementwiseTraffic;
+        m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
+    }
+
+    std::optional<Error> run();
+
+private:
+    std::optional<Error> validate();
+    LayerCost layerCost(bool moe) const;
+    int layersOnStage(int stage) const;
+    int moeLayersOnStage(int stage) const;
+    double layerForwardTime(const LayerCost &layer) const;
+    MemoryBreakdown stageMemory(int stage) const;
+    void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
+                       double bytes, double count, double exposed, double timeEach, double overlapFlops,
+                       double overlapS);
+    /// One layer's operations (and the logits matmul) for the roofline; FLOPs as the step counts them.
+    void recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
+                          int stageMoe, double recomputeFactor);
+    void addOperation(const std::string &op, const char *kind, double flops, double bytes, double flopsRate,
+                      double count);
+    CollectiveCost cost(CollectiveOp op, const std::vector<AxisSpan> &spans, double bytes) const
+    {
+        return collectiveCost(m_t, op, spans, bytes, m_options);
+    }
+    void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
+
+    const Plan &m_plan;
+    const ModelSpec &m_model;
+    const Topology &m_t;
+    const Chip &m_chip;
+    const ParallelismSpec &m_par;
+    const TrainingSpec &m_train;
+    const Placement &m_placement;
+    Evaluation &m_out;
+    ParamCounts m_params;
+    Degrees m_d{};
+    CollectiveOptions m_options;
+
+    // Derived once in run().
+    double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding)
+    double m_seqsPerReplica = 0;
+    double m_microbatches = 1;
+    double m_actBytes = 2;
+    double m_peak = 0;
+    double m_hbm = 0;
+    double m_elementwiseTraffic = kElementwiseTraffic;
+    double m_expertEfficiency = 1.0;
+    double m_naivePasses = kNaiveAttentionPasses;
+};
+
+std::optional<Error> TrainingCost::validate()
+{
+    if (m_chip.peakFlops(m_train.computeDtype) <= 0)
+        return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
+                                                   + std::string(dtypeName(m_train.computeDtype))};
+    if (m_train.seqLen % m_d.context != 0)
+        return Error{"parallelism.context", "context parallelism of " + std::to_string(m_d.context)
+                                                + " must divide seq_len " + std::to_string(m_train.seqLen)};
+    const std::int64_t batchShards = std::int64_t(m_d.data) * m_d.fsdp * m_d.expert;
+    if (m_train.globalBatch < batchShards)
+        return Error{"workload.global_batch", std::to_string(m_train.globalBatch)
+                                                  + " sequences cannot be split over data x fsdp x expert = "
+                                                  + std::to_string(batchShards) + " replicas"};
+    const std::int64_t perReplica = (m_train.globalBatch + batchShards - 1) / batchShards;
+    if (m_par.microbatches > perReplica)
+        return Error{"parallelism.microbatches", std::to_string(m_par.microbatches) + " microbatches need at least as many "
+                                                     "sequences per replica; each replica has "
+                                                     + std::to_string(perReplica)};
+    if (m_train.globalBatch % batchShards != 0)
+        warn("uneven-batch", std::to_string(m_train.globalBatch) + " sequences do not split evenly over "
+                                 + std::to_string(batchShards) + " replicas; the busiest gets "
+                                 + std::to_string(perReplica));
+    return std::nullopt;
+}
+
+int TrainingCost::layersOnStage(int stage) const
+{
+    const int base = m_model.layers / m_d.pipeline;
+    return base + (stage < m_model.layers % m_d.pipeline ? 1 : 0);
+}
+
+int TrainingCost::moeLayersOnStage(int stage) const
+{
+    if (!m_model.moe)
+        return 0;
+    int first = 0;
+    for (int s = 0; s < stage; ++s)
+        first += layersOnStage(s);
+    const int last = first + layersOnStage(stage);
+    const int dense = m_model.moe->firstDenseLayers;
+    return std::max(0, last - std::max(first, dense));
+}
+
+LayerCost TrainingCost::layerCost(bool moe) const
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const double d = double(m.dModel);
+    const double T = double(m_train.seqLen);
+    const double shardD = m_par.sequenceParallel ? tp : 1.0; // [tokens, d] tensors split only with SP
+    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp); // KV heads are replicated past kv_heads-way TP
+
+    LayerCost c;
+    c.moe = moe;
+    const double attention = double(m_params.attentionPerLayer) / tp;
+    c.matmulFlops = 2.0 * attention;
+    const bool flash = m_train.flashAttention;
+    c.attnCoreFlops = 2.0 * T * (m.heads / tp) * (qkDim + vDim) * (flash ? 0.5 : 1.0);
+    c.scoreElements = flash ? 0.0 : (m.heads / tp) * T;
+    c.weightElements = attention;
+
+    const double qkv = m.mla ? (m.heads / tp) * (2 * qkDim + vDim) : (m.heads / tp + 2 * kvHeadsLocal) * m.headDim;
+    const double attnOut = (m.heads / tp) * vDim;
+    c.qkvWidth = qkv;
+    c.attnOutWidth = attnOut;
+    const double norms = m.parallelBlock ? 1.0 : 2.0;
+    double mlpSaved = 0;
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    if (moe) {
+        const MoeSpec &e = *m.moe;
+        const double expert = double(m_params.expertParams) / tp;
+        const double localExperts = double(e.experts) / m_d.expert;
+        c.matmulFlops += 2.0 * double(m_params.moeSharedPerLayer) / tp;
+        c.expertFlops = 2.0 * e.expertsPerToken * expert;
+        c.weightElements += double(m_params.moeSharedPerLayer) / tp + localExperts * expert;
+        mlpSaved = e.expertsPerToken * (d + width * double(e.dFfExpert) / tp)
+                   + e.sharedExperts * width * double(e.dFfExpert) / tp + e.experts;
+    } else {
+        const double mlp = double(m_params.denseMlpPerLayer) / tp;
+        c.matmulFlops += 2.0 * mlp;
+        c.weightElements += mlp;
+        mlpSaved = width * double(m.dFf) / tp;
+    }
+    const double base = norms * 2.0 * d / shardD + qkv + attnOut + mlpSaved;
+    c.savedSelective = base;
+    // Without remat a naive kernel keeps the probabilities ([heads, T] per token, plus a byte of
+    // dropout mask); a flash kernel keeps only its softmax statistics.
+    c.savedNone = base + (flash ? 2.0 * m.heads / tp : 1.5 * (m.heads / tp) * T);
+    c.savedFull = d / shardD;
+    c.elementwise = base;
+    return c;
+}
+
+double TrainingCost::layerForwardTime(const LayerCost &layer) const
+{
+    const double tokens = m_tokensMb;
+    const double flopsTime = (layer.matmulFlops + layer.attnCoreFlops + layer.expertFlops / m_expertEfficiency)
+                             * tokens / m_peak;
+    // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
+    const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
+    const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_actBytes / m_hbm;
+    const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_actBytes / m_hbm;
+    return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime;
+}
+
+MemoryBreakdown TrainingCost::stageMemory(int stage) const
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const int z = m_par.zeroStage;
+    const int layers = layersOnStage(stage);
+    const int moeLayers = moeLayersOnStage(stage);
+    const int denseLayers = layers - moeLayers;
+
+    double elements = denseLayers * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp;
+    if (moeLayers > 0)
+        elements += moeLayers * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp
+                                 + double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp);
+    const bool first = stage == 0;
+    const bool last = stage == m_d.pipeline - 1;
+    if (first)
+        elements += double(m_params.embedding) / tp;
+    if (last)
+        elements += double(m.vocab * m.dModel) / tp + double(m_params.finalNorm); // tied weights are copied to the last stage
+    if (first && last && m.tiedEmbeddings)
+        elements -= double(m.vocab * m.dModel) / tp;
+
+    const double fs = m_d.fsdp;
+    const double dp = m_d.data;
+    MemoryBreakdown mem;
+    mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
+    mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
+    double states = 0.1; // Adafactor: factored second moment
+    if (m_train.optimizer == Optimizer::Adam || m_train.optimizer == Optimizer::AdamW)
+        states = 2.0;
+    else if (m_train.optimizer == Optimizer::Sgd)
+        states = 1.0;
+    const double perParam = states * bytesPerElement(m_train.optimizerDtype)
+                            + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
+    mem.optimizer = elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+
+    // Activations: the microbatches in flight on this stage under the schedule.
+    const double pp = m_d.pipeline;
+    const double mb = m_microbatches;
+    double inFlight = mb;
+    switch (m_par.schedule) {
+    case PipelineSchedule::GPipe:
+        inFlight = mb;
+        break;
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::ZeroBubble:
+        inFlight = std::min(mb, pp - stage);
+        break;
+    case PipelineSchedule::Interleaved1F1B:
+        inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
+        break;
+    }
+    const LayerCost dense = layerCost(false);
+    const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    const auto saved = [&](const LayerCost &c) {
+        switch (m_train.remat) {
+        case Remat::None:
+            return c.savedNone;
+        case Remat::Selective:
+            return c.savedSelective;
+        case Remat::Full:
+            return c.savedFull;
+        }
+        return c.savedNone;
+    };
+    const double perMicrobatch = (denseLayers * saved(dense) + moeLayers * saved(sparse)) * m_tokensMb * m_actBytes;
+    double working = 0;
+    if (m_train.remat == Remat::Full) // one layer's activations are rebuilt during its backward
+        working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
+    double logits = 0;
+    if (last) // the logits, whose gradient overwrites them in place
+        logits = m_tokensMb * double(m.vocab) / tp * m_actBytes;
+    mem.activations = inFlight * perMicrobatch + working + logits;
+    mem.total = mem.params + mem.grads + mem.optimizer + mem.activations;
+    mem.capacity = double(m_chip.hbmBytes);
+    mem.fits = mem.total <= mem.capacity;
+    return mem;
+}
+
+void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Role role,
+                                 const std::vector<AxisSpan> &spans, double bytes, double count, double exposed,
+                                 double timeEach, double overlapFlops, double overlapS)
+{
+    if (count <= 0 || bytes <= 0)
+        return;
+    m_out.collectives.push_back(
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, m_options));
+    m_out.collectives.back().overlapFlops = overlapFlops;
+    m_out.collectives.back().overlapS = overlapS;
+}
+
+void TrainingCost::addOperation(const std::string &op, const char *kind, double flops, double bytes,
+                                double flopsRate, double count)
+{
+    if (!(flops > 0) || !(bytes > 0) || count <= 0)
+        return;
+    OperationCost c;
+    c.op = op;
+    c.kind = kind;
+    c.flops = flops;
+    c.bytes = bytes;
+    c.timeS = std::max(flops / flopsRate, bytes / m_hbm);
+    c.memoryS = bytes / m_hbm;
+    c.countPerStep = static_cast<std::int64_t>(std::llround(count));
+    m_out.operations.push_back(std::move(c));
+}
+
+void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
+                                    int stageMoe, double recomputeFactor)
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const double B = m_tokensMb;
+    const double d = double(m.dModel);
+    const double act = m_actBytes;
+    const double wb = bytesPerElement(m_train.paramDtype);
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    // Occurrences per step: forward, backward (two matmuls of the forward's size), recompute.
+    const double passes = (1.0 + kBackwardFactor + recomputeFactor) * m_microbatches;
+    // The step counts every attention parameter (norms and biases too) as matmul weights: the
+    // output projection is heads x d_v x d, the queries, keys and values are the rest.
+    const double outW = double(m.heads) * vDim * d / tp;
+    const double qkvW = double(m_params.attentionPerLayer) / tp - outW;
+    const LayerCost &attn = stageDense > 0 ? dense : sparse;
+    addOperation("attention qkv projection", "matmul", 2.0 * B * qkvW, act * B * (d + attn.qkvWidth) + wb * qkvW,
+                 m_peak, stageLayers * passes);
+    addOperation("attention output projection", "matmul", 2.0 * B * outW,
+                 act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes);
+    const double attnCount = stageLayers * (passes + (m_train.remat == Remat::Selective ? m_microbatches : 0.0));
+    addOperation("attention core", "attention", B * attn.attnCoreFlops,
+                 act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act, m_peak,
+                 attnCount);
+    if (stageDense > 0) {
+        const double f = double(m.dFf);
+        const double downW = d * f / tp;
+        const double upW = double(m_params.denseMlpPerLayer) / tp - downW;
+        addOperation(m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up", "matmul", 2.0 * B * upW,
+                     act * B * (d + (width - 1.0) * f / tp) + wb * upW, m_peak, stageDense * passes);
+        addOperation("mlp down", "matmul", 2.0 * B * downW, act * B * (f / tp + d) + wb * downW, m_peak,
+                     stageDense * passes);
+        // About one FLOP per element of the intermediates (the step time counts only their bytes).
+        addOperation("elementwise", "elementwise", B * dense.elementwise,
+                     2.0 * m_elementwiseTraffic * dense.elementwise * B * act, m_peak, stageDense * passes);
+    }
+    if (stageMoe > 0) {
+        const MoeSpec &e = *m.moe;
+        const double fe = double(e.dFfExpert);
+        const double sharedW = double(m_params.moeSharedPerLayer) / tp;
+        addOperation("moe router and shared experts", "matmul", 2.0 * B * sharedW,
+                     act * B * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp) + wb * sharedW, m_peak,
+                     stageMoe * passes);
+        const double localWeights = double(e.experts) / m_d.expert * double(m_params.expertParams) / tp;
+        addOperation("moe routed experts", "matmul", B * sparse.expertFlops,
+                     act * B * e.expertsPerToken * (2.0 * d + width * fe / tp) + wb * localWeights,
+                     m_peak * m_expertEfficiency, stageMoe * passes);
+        addOperation("elementwise (moe layer)", "elementwise", B * sparse.elementwise,
+                     2.0 * m_elementwiseTraffic * sparse.elementwise * B * act, m_peak, stageMoe * passes);
+    }
+    // The logits matmul of the last stage: forward and backward, never recomputed.
+    const double logitsW = double(m.vocab * m.dModel) / tp;
+    addOperation("logits (unembedding)", "matmul", 2.0 * B * logitsW, act * B * (d + double(m.vocab) / tp) + wb * logitsW,
+                 m_peak, (1.0 + kBackwardFactor) * m_microbatches);
+}
+
+std::optional<Error> TrainingCost::run()
+{
+    if (auto error = validate())
+        return error;
+    const ModelSpec &m = m_model;
+    const Achievable &a = m_chip.achievable;
+    const bool ideal = m_options.mode == CostMode::Ideal;
+    m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
+    m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
+    if (!ideal && m.moe && m.moe->dFfExpert > 0)
+        m_expertEfficiency = 1.0 / (1.0 + kExpertDispatchCost * (m_peak / m_hbm) / double(m.moe->dFfExpert));
+    m_actBytes = bytesPerElement(m_train.computeDtype);
+    const double T = double(m_train.seqLen);
+    const double batchShards = double(m_d.data) * m_d.fsdp * m_d.expert;
+    m_seqsPerReplica = ceilDiv(double(m_train.globalBatch), batchShards);
+    m_microbatches = m_par.microbatches;
+    const double seqsPerMicrobatch = ceilDiv(m_seqsPerReplica, m_microbatches);
+    m_tokensMb = seqsPerMicrobatch * T / m_d.context;
+    const double mb = m_microbatches;
+    const double tp = m_d.tensor;
+    const double pp = m_d.pipeline;
+
+    // Recompute: full remat runs the forward pass again, selective only the attention core.
+    const double recomputeFactor = m_train.remat == Remat::Full ? 1.0 : 0.0;
+    const LayerCost dense = layerCost(false);
+    const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    const double denseFwd = layerForwardTime(dense);
+    const double sparseFwd = layerForwardTime(sparse);
+    const auto attnCoreTime = [&](const LayerCost &c) { return c.attnCoreFlops * m_tokensMb / m_peak; };
+    const auto layerTrain = [&](const LayerCost &c, double fwd) {
+        double t = fwd * (1.0 + kBackwardFactor) + recomputeFactor * fwd;
+        if (m_train.remat == Remat::Selective)
+            t += attnCoreTime(c);
+        return t;
+    };
+    const double unembedFwd = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak;
+
+    // The busiest stage sets the pace of the pipeline.
+    int busiest = 0;
+    double tMb = 0;
+    double tMbRecompute = 0;
+    for (int s = 0; s < m_d.pipeline; ++s) {
+        const int moeLayers = moeLayersOnStage(s);
+        const int denseLayers = layersOnStage(s) - moeLayers;
+        double t = denseLayers * layerTrain(dense, denseFwd) + moeLayers * layerTrain(sparse, sparseFwd);
+        if (s == m_d.pipeline - 1)
+            t += 3.0 * unembedFwd;
+        if (t > tMb) {
+            tMb = t;
+            busiest = s;
+            tMbRecompute = denseLayers * (recomputeFactor * denseFwd
+                                          + (m_train.remat == Remat::Selective ? attnCoreTime(dense) : 0.0))
+                           + moeLayers * (recomputeFactor * sparseFwd
+                                          + (m_train.remat == Remat::Selective ? attnCoreTime(sparse) : 0.0));
+        }
+    }
+    const int stageLayers = layersOnStage(busiest);
+    const int stageMoe = moeLayersOnStage(busiest);
+    const int stageDense = stageLayers - stageMoe;
+
+    m_out.critical.tokensPerChip = m_tokensMb;
+    StepTime &step = m_out.step;
+    step.compute = mb * tMb;
+    step.recompute = mb * tMbRecompute;
+    step.tokens = double(m_train.globalBatch) * T;
+    // Model FLOPs count attention as causal kernels execute it (half the book's T^2 term), so that
+    // MFU compares like with like against the compute time above (and matches MaxText's count).
+    const double matmulPerToken = trainingFlopsPerToken(m, 0);
+    step.flops = step.tokens * (matmulPerToken + 0.5 * (m_out.flopsPerToken - matmulPerToken));
+
+    // Pipeline bubble of the schedule.
+    if (m_d.pipeline > 1) {
+        double fraction = 1.0;
+        switch (m_par.schedule) {
+        case PipelineSchedule::GPipe:
+        case PipelineSchedule::OneFOneB:
+            fraction = 1.0;
+            break;
+        case PipelineSchedule::Interleaved1F1B:
+            fraction = 1.0 / m_par.virtualStages;
+            break;
+        case PipelineSchedule::ZeroBubble:
+            fraction = 1.0 / 3.0; // ZB-H1: a third of 1F1B's bubble at the same memory
+            break;
+        }
+        step.bubble = (pp - 1.0) * tMb * fraction;
+    }
+
+    const double recomputeRounds = m_train.remat == Remat::Full ? 1.0 : 0.0;
+    double exposed = 0;
+
+    // The compute each collective runs beside, per occurrence (for the roofline; no effect on the step).
+    const auto forwardFlops = [&](const LayerCost &c) {
+        return (c.matmulFlops + c.attnCoreFlops + c.expertFlops) * m_tokensMb;
+    };
+    const double stageFwdFlops = stageDense * forwardFlops(dense) + stageMoe * forwardFlops(sparse);
+    const double stageFwdTime = stageDense * denseFwd + stageMoe * sparseFwd;
+    const double layerFwdFlops = stageFwdFlops / stageLayers;
+    const double layerFwdTime = stageFwdTime / stageLayers;
+    const double blocksPerLayer = m.parallelBlock ? 1.0 : 2.0; // attention and MLP, or one parallel block
+    recordOperations(dense, sparse, stageLayers, stageDense, stageMoe, recomputeFactor);
+
+    // Tensor parallelism (Megatron): two all-reduces of the activations per layer forward (one for
+    // a parallel block), the same backward, again for a recomputed forward.
+    if (m_d.tensor > 1) {
+        const auto spans = m_placement.of(Role::Tensor);
+        const double v = m_tokensMb * double(m.dModel) * m_actBytes;
+        const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + recomputeRounds);
+        const double count = perLayer * stageLayers * mb;
+        const double overlapWindow = m_par.tensorOverlap ? step.compute : 0.0;
+        if (m_par.sequenceParallel) {
+            const double ag = cost(CollectiveOp::AllGather, spans, v).time;
+            const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
+            const double total = count * (ag + rs);
+            const double hidden = std::min(total, overlapWindow);
+            exposed += total - hidden;
+            addCollective(CollectiveOp::AllGather, "tensor activations (sequence parallel)", Role::Tensor, spans, v,
+                          count, count * ag * (1 - hidden / total), ag, layerFwdFlops / blocksPerLayer,
+                          layerFwdTime / blocksPerLayer);
+            addCollective(CollectiveOp::ReduceScatter, "tensor activations (sequence parallel)", Role::Tensor, spans,
+                          v, count, count * rs * (1 - hidden / total), rs, layerFwdFlops / blocksPerLayer,
+                          layerFwdTime / blocksPerLayer);
+        } else {
+            const double ar = cost(CollectiveOp::AllReduce, spans, v).time;
+            const double total = count * ar;
+            const double hidden = std::min(total, overlapWindow);
+            exposed += total - hidden;
+            addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar,
+                          layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
+        }
+        // The book's limit (ch. 5, 12): past F·W/C-way, the activations' collectives outrun the matmuls.
+        const double commPerLayer = perLayer / (2.0 + recomputeRounds) * (m_par.sequenceParallel
+                                        ? cost(CollectiveOp::AllGather, spans, v).time + cost(CollectiveOp::ReduceScatter, spans, v).time
+                                        : cost(CollectiveOp::AllReduce, spans, v).time);
+        const double matmulPerLayer = (dense.matmulFlops + dense.expertFlops) * m_tokensMb / m_peak;
+        // Matmul time falls as 1/Y while the activations' collectives do not shrink with Y.
+        const double limit = tp * matmulPerLayer / commPerLayer;
+        m_out.critical.tensorMaxDegree = limit;
+        if (commPerLayer > matmulPerLayer && !m_par.tensorOverlap) {
+            warn("tensor-parallel-limit",
+                 "tensor parallelism of " + std::to_string(m_d.tensor) + " spends " + formatSeconds(commPerLayer)
+                     + " per layer on activation collectives against " + formatSeconds(matmulPerLayer)
+                     + " of matmuls; about " + formatNumber(limit) + "-way keeps it compute-bound (book: Y < F·W/C)");
+        }
+    }
+
+    // Expert parallelism: dispatch and combine all-to-alls in every MoE layer, forward and backward.
+    if (m_d.expert > 1 && m.moe && stageMoe > 0) {
+        const auto spans = m_placement.of(Role::Expert);
+        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * m_actBytes
+                              / (m_par.sequenceParallel ? tp : 1.0);
+        const double v = routed * m_d.expert;
+        const double count = 2.0 * (2.0 + recomputeRounds) * stageMoe * mb;
+        const double each = cost(CollectiveOp::AllToAll, spans, v).time;
+        exposed += count * each;
+        // Dispatch before the routed experts, combine after: half their work each.
+        const double expertFlops = sparse.expertFlops * m_tokensMb;
+        addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
+                      count * each, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0);
+    }
+
+    // Context parallelism: ring attention passes keys and values around (overlapped with attention).
+    if (m_d.context > 1) {
+        const auto spans = m_placement.of(Role::Context);
+        const double kvWidth = m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim)
+                                     : 2.0 * std::max(1.0, m.kvHeads / tp) * m.headDim;
+        const double v = m_tokensMb * m_d.context * kvWidth * m_actBytes;
+        const double ag = cost(CollectiveOp::AllGather, spans, v).time;
+        const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
+        const double perLayerComm = (1.0 + recomputeRounds) * ag + rs;
+        const double perLayerAttn = (3.0 + recomputeRounds) * attnCoreTime(dense);
+        const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
+        const double exposedTotal = exposedPerLayer * stageLayers * mb;
+        exposed += exposedTotal;
+        const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
+        addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
+                      (1.0 + recomputeRounds) * stageLayers * mb, share * (1.0 + recomputeRounds) * ag, ag,
+                      dense.attnCoreFlops * m_tokensMb, attnCoreTime(dense));
+        addCollective(CollectiveOp::ReduceScatter, "context key and value gradients", Role::Context, spans, v,
+                      stageLayers * mb, share * rs, rs, kBackwardFactor * dense.attnCoreFlops * m_tokensMb,
+                      kBackwardFactor * attnCoreTime(dense));
+    }
+
+    // FSDP / ZeRO-3: gather each layer's weights before its forward and again for its backward,
+    // reduce-scatter its gradients; gathers prefetch behind the previous layer's compute.
+    const bool zeroOverData = m_par.zeroStage >= 3 && m_d.data > 1;
+    std::vector<AxisSpan> fsdpSpans = zeroOverData ? m_placement.combined({Role::Fsdp, Role::Data})
+                                                   : m_placement.of(Role::Fsdp);
+    const double fsdpGroup = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
+    if (fsdpGroup > 1) {
+        const double paramBytes = bytesPerElement(m_train.paramDtype);
+        const double gradBytes = bytesPerElement(m_train.gradDtype);
+        double agTime = 0;
+        double rsTime = 0;
+        double exposedFsdp = 0;
+        double agCount = 0;
+        double bytesSum = 0;
+        const auto layer = [&](const LayerCost &c, double fwd, int count) {
+            if (count <= 0)
+                return;
+            const double v = c.weightElements * paramBytes;
+            const double ag = cost(CollectiveOp::AllGather, fsdpSpans, v).time;
+            const double rs = cost(CollectiveOp::ReduceScatter, fsdpSpans, c.weightElements * gradBytes).time;
+            const double bwd = fwd * kBackwardFactor + recomputeFactor * fwd;
+            exposedFsdp += count * mb * (std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd));
+            agTime += count * mb * 2.0 * ag;
+            rsTime += count * mb * rs;
+            agCount += count * mb * 2.0;
+            bytesSum += count * mb * 2.0 * v;
+        };
+        layer(dense, denseFwd, stageDense);
+        layer(sparse, sparseFwd, stageMoe);
+        exposed += exposedFsdp;
+        const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
+        const double avgV = bytesSum / agCount;
+        // A layer's gather prefetches behind the previous layer's forward (the book's B/X > C/W);
+        // its gradients' reduce-scatter behind the backward (with the recomputed forward).
+        const double backward = kBackwardFactor + recomputeFactor;
+        addCollective(CollectiveOp::AllGather, "fsdp weights", Role::Fsdp, fsdpSpans, avgV, agCount, share * agTime,
+                      agTime / agCount, layerFwdFlops, layerFwdTime);
+        addCollective(CollectiveOp::ReduceScatter, "fsdp gradients", Role::Fsdp, fsdpSpans,
+                      avgV * gradBytes / paramBytes, agCount / 2.0, share * rsTime, rsTime / (agCount / 2.0),
+                      backward * layerFwdFlops, backward * layerFwdTime);
+        // Compute grows with the per-chip batch, a layer's weight gather does not: the batch at
+        // which they balance is the book's critical batch (B/X > C/W) for these axes.
+        const LayerCost &typical = stageMoe > stageDense ? sparse : dense;
+        const double fwdComm = cost(CollectiveOp::AllGather, fsdpSpans, typical.weightElements * paramBytes).time;
+        const double fwdFlops = (typical.matmulFlops + typical.attnCoreFlops + typical.expertFlops / m_expertEfficiency)
+                                * m_tokensMb / m_peak;
+        const double critical = m_tokensMb * fwdComm / fwdFlops;
+        m_out.critical.fsdpTokensPerChip = critical;
+        if (share > 0.05) {
+            const double tokensPerChip = m_tokensMb;
+            warn("fsdp-communication-bound",
+                 "FSDP weight gathers are exposed for " + formatSeconds(exposedFsdp) + " per step: "
+                     + formatNumber(tokensPerChip) + " tokens per chip per microbatch is below the critical batch of "
+                     + "about " + formatNumber(critical) + " on these axes (book: B/X > C/W)");
+        }
+    }
+
+    // Data-parallel gradient reduction once per step, hidden behind the last microbatch's backward.
+    {
+        std::vector<Role> denseGroup;
+        if (m_d.data > 1 && !zeroOverData)
+            denseGroup.push_back(Role::Data);
+        if (m_d.context > 1)
+            denseGroup.push_back(Role::Context);
+        std::vector<Role> expertGroup = denseGroup;
+        if (m_d.expert > 1)
+            denseGroup.push_back(Role::Expert);
+        const double shard = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
+        const double gradBytes = bytesPerElement(m_train.gradDtype);
+        const double denseElements = stageDense * (dense.weightElements) + stageMoe * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp)
+                                     + (busiest == 0 ? double(m_params.embedding) / tp : 0.0)
+                                     + (busiest == m_d.pipeline - 1 && !(busiest == 0 && m.tiedEmbeddings)
+                                            ? double(m.vocab * m.dModel) / tp
+                                            : 0.0);
+        const double expertElements = stageMoe > 0 ? stageMoe * double(m.moe->experts) / m_d.expert
+                                                         * double(m_params.expertParams) / tp
+                                                   : 0.0;
+        const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor) + step.bubble;
+        double used = 0;
+        double afterBackwardS = 0;
+        const auto reduce = [&](const std::vector<Role> &roles, double elements, const std::string &purpose) {
+            if (roles.empty() || elements <= 0)
+                return;
+            const std::vector<AxisSpan> spans = m_placement.combined(roles);
+            if (spans.empty())
+                return;
+            const double v = elements * gradBytes / shard;
+            const CollectiveCost c = cost(CollectiveOp::AllReduce, spans, v);
+            const double each = c.time;
+            // The book hides the cross-slice reduction behind the backward pass too. Measured
+            // multi-slice runs do not: MaxText on 2 v5p slices or 32 v5e slices loses at least the
+            // whole DCN all-reduce (0.8 s on v5p against 0.42 s priced), so in the achievable
+            // model a reduction bound by DCN starts after the backward pass.
+            const bool afterBackward = m_options.mode == CostMode::Achievable && c.bindingLink == LinkKind::Dcn;
+            const double hidden = afterBackward ? 0.0 : std::min(each, std::max(0.0, window - used));
+            afterBackwardS += afterBackward ? each : 0.0;
+            used += each;
+            exposed += each - hidden;
+            addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
+                          kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor));
+        };
+        reduce(denseGroup, denseElements, "gradients");
+        reduce(expertGroup, expertElements, "expert gradients");
+        if (used > 0) {
+            // The backward matmuls of one microbatch grow with its tokens; the reduction does not.
+            const double backwardFlops = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
+                                          + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
+                                                        + sparse.expertFlops / m_expertEfficiency))
+                                         * kBackwardFactor * m_tokensMb / m_peak;
+            m_out.critical.dataTokensPerChip = m_tokensMb * used / backwardFlops;
+        }
+        if (afterBackwardS > 0.05 * (step.compute + step.bubble))
+            warn("cross-slice-gradients-exposed",
+                 "the gradient all-reduce across slices adds " + formatSeconds(afterBackwardS)
+                     + " after the backward pass (the book overlaps it with the backward; measured multi-slice "
+                       "runs do not): a larger per-chip batch or fewer slices amortises it");
+        const double dpExposed = std::max(0.0, used - window);
+        if (dpExposed > 0.05 * (step.compute + step.bubble))
+            warn("data-parallel-communication-bound",
+                 "the gradient all-reduce takes " + formatSeconds(used) + " and only " + formatSeconds(window)
+                     + " of backward hides it: the per-chip batch is below the data-parallel critical batch");
+    }
+
+    // Pipeline: activations forward and gradients backward across each stage boundary; the
+    // steady state overlaps them, filling and draining the pipe does not.
+    if (m_d.pipeline > 1) {
+        const auto spans = m_placement.of(Role::Pipeline);
+        const double v = m_tokensMb * double(m.dModel) * m_actBytes / (m_par.sequenceParallel ? tp : 1.0);
+        const double each = cost(CollectiveOp::SendRecv, spans, v).time;
+        const double fill = 2.0 * (pp - 1.0) * each;
+        exposed += fill;
+        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each,
+                      stageFwdFlops, stageFwdTime);
+        if (m_par.microbatches < m_d.pipeline)
+            warn("too-few-microbatches", std::to_string(m_par.microbatches) + " microbatches for "
+                                             + std::to_string(m_d.pipeline) + " pipeline stages: the bubble is "
+                                             + formatNumber(100.0 * step.bubble / (step.compute + step.bubble))
+                                             + "% of the step; use at least " + std::to_string(4 * m_d.pipeline));
+    }
+
+    // Optimizer: an elementwise pass over the local shard of weights, gradients and states.
+    {
+        const MemoryBreakdown mem = stageMemory(busiest);
+        step.optimizer = 2.0 * (mem.params + mem.optimizer) / m_hbm + mem.grads / m_hbm;
+    }
+
+    step.exposedCommunication = exposed;
+    for (const auto &c : m_out.collectives)
+        step.communication += c.timeS;
+    step.time = step.compute + step.bubble + exposed + step.optimizer;
+
+    // Memory for each kind of chip.
+    const auto kind = [&](const std::string &name, int stage, std::int64_t count) {
+        ChipKind k;
+        k.name = name;
+        k.count = count;
+        k.memory = stageMemory(stage);
+        m_out.perChip.push_back(k);
+    };
+    const std::int64_t perStage = m_t.chipCount() / m_d.pipeline;
+    if (m_d.pipeline == 1) {
+        kind("every chip", 0, m_t.chipCount());
+    } else {
+        kind("first pipeline stage", 0, perStage);
+        if (m_d.pipeline > 2)
+            kind("middle pipeline stages", m_d.pipeline / 2, perStage * (m_d.pipeline - 2));
+        kind("last pipeline stage", m_d.pipeline - 1, perStage);
+    }
+    m_out.memory = m_out.perChip.front().memory;
+    for (const auto &k : m_out.perChip)
+        if (k.memory.total > m_out.memory.total)
+            m_out.memory = k.memory;
+
+    const double peakAll = m_chip.peakFlops(m_train.computeDtype) * double(m_t.chipCount());
+    m_out.mfu = step.flops / (step.time * peakAll);
+    m_out.tokensPerS = step.tokens / step.time;
+
+    // What binds: memory capacity first; otherwise the largest of compute and each link's exposed time.
+    if (!m_out.memory.fits) {
+        m_out.bound = "memory-capacity";
+        const MemoryBreakdown &mem = m_out.memory;
+        warn("does-not-fit", "needs " + formatBytes(mem.total, true) + " per chip (params " + formatBytes(mem.params, true)
+                                 + ", gradients " + formatBytes(mem.grads, true) + ", optimizer "
+                                 + formatBytes(mem.optimizer, true) + ", activations " + formatBytes(mem.activations, true)
+                                 + ") but " + m_chip.id + " has " + formatBytes(mem.capacity, true));
+    } else {
+        const double flopsTime = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
+                                  + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
+                                                + sparse.expertFlops / m_expertEfficiency))
+                                 * m_tokensMb * mb * (3.0 + recomputeFactor) / m_peak;
+        m_out.bound = bindingResource(m_out.collectives, "", step.compute + step.bubble,
+                                      flopsTime >= 0.5 * step.compute ? "compute" : "hbm");
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+{
+    TrainingCost cost(plan, placement, mode, out);
+    return cost.run();
+}
+
+} // namespace meshplan::model

@@ -1,0 +1,256 @@
+#include "hardware/chip.h"
+
+#include "base/jsonfields.h"
+
+#include <nlohmann/json.hpp>
+
+namespace meshplan::model {
+
+using nlohmann::json;
+namespace jf = json_fields;
+
+bool IciSpec::wraps(const std::vector<int> &shape, std::size_t axis) const
+{
+    if (axis >= shape.size())
+        return false;
+    if (wrapRule == WrapRule::Full)
+        return shape[axis] == wrapSize;
+    if (static_cast<int>(shape.size()) < torusDims)
+        return false;
+    for (int size : shape)
+        if (size % wrapSize != 0)
+            return false;
+    return true;
+}
+
+int IciSpec::chipsPerHost() const
+{
+    int n = 1;
+    for (int s : hostShape)
+        n *= s;
+    return n;
+}
+
+double Chip::listedPeakFlops(DType type) const
+{
+    return peakFlopsByDType[static_cast<std::size_t>(type)];
+}
+
+double Chip::achievableFlopsFraction(DType type) const
+{
+    const bool eightBit = type == DType::Fp8 || type == DType::Int8;
+    if (eightBit && listedPeakFlops(type) > 0 && achievable.eightBitFlopsFraction > 0)
+        return achievable.eightBitFlopsFraction;
+    return achievable.flopsFraction;
+}
+
+double Chip::peakFlops(DType type) const
+{
+    if (const double listed = listedPeakFlops(type); listed > 0)
+        return listed;
+    switch (type) {
+    case DType::Int4:
+        return peakFlops(DType::Int8);
+    case DType::Fp4:
+        return peakFlops(DType::Fp8);
+    case DType::Int8:
+    case DType::Fp8:
+    case DType::Fp16:
+        return listedPeakFlops(DType::Bf16);
+    case DType::Fp32:
+        return listedPeakFlops(DType::Bf16) / 4.0;
+    case DType::Bf16:
+        return 0.0;
+    }
+    return 0.0;
+}
+
+namespace {
+
+std::vector<int> shapeField(const json &object, const std::string &key, const std::string &path)
+{
+    std::vector<int> shape;
+    if (!jf::has(object, key))
+        return shape;
+    const json &v = object.at(key);
+    const std::string p = jf::join(path, key);
+    if (!v.is_array() || v.empty() || v.size() > 3)
+        throw FieldError(p, "must be an array of 1 to 3 chip counts, got " + jf::describe(v));
+    for (std::size_t i = 0; i < v.size(); ++i)
+        shape.push_back(static_cast<int>(jf::integerValue(v[i], p + "[" + std::to_string(i) + "]", 1, 4096)));
+    return shape;
+}
+
+Chip readChip(const json &o, const std::string &path)
+{
+    if (!o.is_object())
+        throw FieldError(path, "must be a chip object or a catalog id, got " + jf::describe(o));
+    Chip c;
+    c.id = jf::string(o, "id", path);
+    if (c.id.empty())
+        throw FieldError(jf::join(path, "id"), "must not be empty");
+    c.name = jf::stringOr(o, "name", path, c.id);
+    const std::string family = jf::string(o, "family", path);
+    if (family == "tpu")
+        c.family = ChipFamily::Tpu;
+    else if (family == "gpu")
+        c.family = ChipFamily::Gpu;
+    else
+        throw FieldError(jf::join(path, "family"), "must be \"tpu\" or \"gpu\", got \"" + family + "\"");
+
+    const json &peaks = jf::require(o, "peak_flops", path);
+    const std::string peaksPath = jf::join(path, "peak_flops");
+    if (!peaks.is_object() || peaks.empty())
+        throw FieldError(peaksPath, "must be an object of FLOPs/s per dtype, e.g. {\"bf16\": 1.97e14}");
+    for (auto it = peaks.begin(); it != peaks.end(); ++it) {
+        const auto type = parseDType(it.key());
+        if (!type)
+            throw FieldError(jf::join(peaksPath, it.key()), "is not a dtype (expected one of " + dtypeList() + ")");
+        c.peakFlopsByDType[static_cast<std::size_t>(*type)] = jf::positiveNumber(peaks, it.key(), peaksPath);
+    }
+    if (c.listedPeakFlops(DType::Bf16) <= 0)
+        throw FieldError(jf::join(peaksPath, "bf16"), "is required");
+
+    c.hbmBytes = jf::integer(o, "hbm_bytes", path, 1, std::int64_t(1) << 50);
+    c.hbmBandwidth = jf::positiveNumber(o, "hbm_bandwidth", path);
+    c.cores = static_cast<int>(jf::integerOr(o, "cores", path, 1, 1024, 1));
+    c.dcnBandwidth = jf::positiveNumberOr(o, "dcn_bandwidth", path, 0.0, true);
+    c.dcnLatency = jf::positiveNumberOr(o, "dcn_latency_s", path, 1e-5, true);
+    c.pcieBandwidth = jf::positiveNumberOr(o, "pcie_bandwidth", path, 0.0, true);
+    c.pricePerHour = jf::positiveNumberOr(o, "price_per_hour", path, 0.0, true);
+
+    if (c.family == ChipFamily::Tpu) {
+        const json &ici = jf::require(o, "ici", path);
+        const std::string ip = jf::join(path, "ici");
+        IciSpec spec;
+        spec.linkBandwidth = jf::positiveNumber(ici, "link_bandwidth", ip);
+        spec.torusDims = static_cast<int>(jf::integer(ici, "torus_dims", ip, 1, 3));
+        const std::string rule = jf::stringOr(ici, "wrap_rule", ip, "multiple");
+        if (rule == "full")
+            spec.wrapRule = WrapRule::Full;
+        else if (rule == "multiple")
+            spec.wrapRule = WrapRule::Multiple;
+        else
+            throw FieldError(jf::join(ip, "wrap_rule"), "must be \"full\" or \"multiple\", got \"" + rule + "\"");
+        spec.wrapSize = static_cast<int>(jf::integerOr(ici, "wrap_size", ip, 1, 4096, 4));
+        spec.maxShape = shapeField(ici, "max_shape", ip);
+        spec.hostShape = shapeField(ici, "host_shape", ip);
+        if (spec.hostShape.empty())
+            spec.hostShape = {2, 2};
+        spec.hopLatency = jf::positiveNumberOr(ici, "hop_latency_s", ip, 1e-6, true);
+        c.ici = spec;
+        if (c.dcnBandwidth <= 0)
+            c.dcnBandwidth = 6.25e9;
+    } else {
+        const json &nv = jf::require(o, "nvlink", path);
+        const std::string np = jf::join(path, "nvlink");
+        NvlinkSpec spec;
+        spec.bandwidth = jf::positiveNumber(nv, "bandwidth", np);
+        spec.domainSize = static_cast<int>(jf::integer(nv, "domain_size", np, 1, 576));
+        spec.latency = jf::positiveNumberOr(nv, "latency_s", np, 3e-6, true);
+        spec.sharp = jf::boolean(nv, "sharp", np, false);
+        c.nvlink = spec;
+        const json &so = jf::require(o, "scale_out", path);
+        const std::string sp = jf::join(path, "scale_out");
+        ScaleOutSpec out;
+        out.nodeEgressBandwidth = jf::positiveNumber(so, "node_egress_bandwidth", sp);
+        out.nodesPerLeaf = static_cast<int>(jf::integerOr(so, "nodes_per_leaf", sp, 1, 4096, 32));
+        out.latency = jf::positiveNumberOr(so, "latency_s", sp, 6e-6, true);
+        c.scaleOut = out;
+    }
+
+    if (jf::has(o, "achievable")) {
+        const json &a = o.at("achievable");
+        const std::string ap = jf::join(path, "achievable");
+        const auto fraction = [&](const char *key, double &target) {
+            if (!jf::has(a, key))
+                return;
+            const double v = jf::positiveNumber(a, key, ap);
+            if (v > 1.0)
+                throw FieldError(jf::join(ap, key), "must be a fraction in (0, 1], got " + jf::describe(a.at(key)));
+            target = v;
+        };
+        fraction("flops_fraction", c.achievable.flopsFraction);
+        fraction("fp8_flops_fraction", c.achievable.eightBitFlopsFraction);
+        fraction("hbm_efficiency", c.achievable.hbmEfficiency);
+        fraction("ici_efficiency", c.achievable.iciEfficiency);
+        fraction("dcn_efficiency", c.achievable.dcnEfficiency);
+        fraction("nvlink_efficiency", c.achievable.nvlinkEfficiency);
+        fraction("scale_out_efficiency", c.achievable.scaleOutEfficiency);
+    }
+    if (jf::has(o, "sources") && o.at("sources").is_object()) {
+        for (auto it = o.at("sources").begin(); it != o.at("sources").end(); ++it)
+            if (it->is_string())
+                c.sources[it.key()] = it->get<std::string>();
+    }
+    return c;
+}
+
+} // namespace
+
+Expected<Chip> chipFromJson(const json &object, const std::string &path)
+{
+    try {
+        return readChip(object, path);
+    } catch (const FieldError &e) {
+        return e.error;
+    } catch (const json::exception &e) {
+        return Error{path, e.what()};
+    }
+}
+
+json chipToJson(const Chip &c)
+{
+    json peaks = json::object();
+    for (std::size_t i = 0; i < c.peakFlopsByDType.size(); ++i)
+        if (c.peakFlopsByDType[i] > 0)
+            peaks[std::string(dtypeName(static_cast<DType>(i)))] = c.peakFlopsByDType[i];
+    json o = {
+        {"id", c.id},
+        {"name", c.name},
+        {"family", c.isTpu() ? "tpu" : "gpu"},
+        {"peak_flops", peaks},
+        {"hbm_bytes", c.hbmBytes},
+        {"hbm_bandwidth", c.hbmBandwidth},
+        {"cores", c.cores},
+        {"pcie_bandwidth", c.pcieBandwidth},
+        {"price_per_hour", c.pricePerHour},
+    };
+    if (c.ici) {
+        o["ici"] = {{"link_bandwidth", c.ici->linkBandwidth},
+                    {"torus_dims", c.ici->torusDims},
+                    {"wrap_rule", c.ici->wrapRule == WrapRule::Full ? "full" : "multiple"},
+                    {"wrap_size", c.ici->wrapSize},
+                    {"max_shape", c.ici->maxShape},
+                    {"host_shape", c.ici->hostShape},
+                    {"hop_latency_s", c.ici->hopLatency}};
+        o["dcn_bandwidth"] = c.dcnBandwidth;
+        o["dcn_latency_s"] = c.dcnLatency;
+    }
+    if (c.nvlink)
+        o["nvlink"] = {{"bandwidth", c.nvlink->bandwidth},
+                       {"domain_size", c.nvlink->domainSize},
+                       {"latency_s", c.nvlink->latency},
+                       {"sharp", c.nvlink->sharp}};
+    if (c.scaleOut)
+        o["scale_out"] = {{"node_egress_bandwidth", c.scaleOut->nodeEgressBandwidth},
+                          {"nodes_per_leaf", c.scaleOut->nodesPerLeaf},
+                          {"latency_s", c.scaleOut->latency}};
+    json a = {{"flops_fraction", c.achievable.flopsFraction},
+              {"hbm_efficiency", c.achievable.hbmEfficiency}};
+    if (c.achievable.eightBitFlopsFraction > 0)
+        a["fp8_flops_fraction"] = c.achievable.eightBitFlopsFraction;
+    if (c.ici) {
+        a["ici_efficiency"] = c.achievable.iciEfficiency;
+        a["dcn_efficiency"] = c.achievable.dcnEfficiency;
+    } else {
+        a["nvlink_efficiency"] = c.achievable.nvlinkEfficiency;
+        a["scale_out_efficiency"] = c.achievable.scaleOutEfficiency;
+    }
+    o["achievable"] = a;
+    if (!c.sources.empty())
+        o["sources"] = c.sources;
+    return o;
+}
+
+} // namespace meshplan::model

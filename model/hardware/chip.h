@@ -1,0 +1,109 @@
+#pragma once
+// One accelerator's datasheet: peak FLOPs/s per dtype, HBM, links, and what is achievable in practice.
+
+#include "base/dtype.h"
+#include "base/expected.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace meshplan::model {
+
+enum class ChipFamily {
+    Tpu,
+    Gpu,
+};
+
+/// Which TPU slice axes have a wraparound link (book ch. 2): "full" chips (v5e, v6e) wrap only an
+/// axis of exactly `wrapSize` chips; "multiple" chips (v4, v5p) wrap every axis of a slice made of
+/// whole wrapSize^3 cubes (4x4x4, 4x4x8) and none of a smaller one (2x2x4).
+enum class WrapRule {
+    Full,
+    Multiple,
+};
+
+/// TPU inter-chip interconnect: a torus of point-to-point links.
+struct IciSpec {
+    double linkBandwidth = 0;   ///< bytes/s, one way, per link (the book's W_ici one-way)
+    int torusDims = 2;
+    WrapRule wrapRule = WrapRule::Full;
+    int wrapSize = 16;
+    std::vector<int> maxShape;  ///< the largest slice (a pod)
+    std::vector<int> hostShape; ///< chips attached to one host
+    double hopLatency = 1e-6;   ///< seconds per hop (the book's T_min)
+
+    /// Whether axis `axis` of a slice of `shape` has wraparound links.
+    bool wraps(const std::vector<int> &shape, std::size_t axis) const;
+    int chipsPerHost() const;
+};
+
+/// GPU scale-up domain: GPUs joined all-to-all by NVSwitches.
+struct NvlinkSpec {
+    double bandwidth = 0; ///< bytes/s per GPU, one way (450e9 on H100)
+    int domainSize = 8;
+    double latency = 3e-6; ///< seconds per collective step
+    bool sharp = false;    ///< in-network reduction available
+};
+
+/// GPU scale-out network: a full-bisection fat tree above the NVLink domains.
+struct ScaleOutSpec {
+    double nodeEgressBandwidth = 0; ///< bytes/s per NVLink domain, one way (400e9 per H100 node)
+    int nodesPerLeaf = 32;          ///< NVLink domains under one leaf group (a scalable unit)
+    double latency = 6e-6;
+};
+
+/// Fractions of the advertised figures that real workloads reach; used by the achievable model.
+struct Achievable {
+    double flopsFraction = 1.0;
+    /// The fraction of the listed 8-bit (fp8/int8) peak a whole 8-bit step reaches; 0 = flopsFraction.
+    /// Lower than flopsFraction on GPUs: attention, casts and scaling stay in 16 bits, so a step
+    /// gains far less than the doubled peak (NeMo fp8 runs reach 35-40% of it).
+    double eightBitFlopsFraction = 0;
+    double hbmEfficiency = 1.0;
+    double iciEfficiency = 1.0;
+    double dcnEfficiency = 1.0;
+    double nvlinkEfficiency = 1.0;
+    double scaleOutEfficiency = 1.0;
+};
+
+struct Chip {
+    std::string id;
+    std::string name;
+    ChipFamily family = ChipFamily::Tpu;
+    std::array<double, kDTypeCount> peakFlopsByDType{}; ///< indexed by DType; 0 where the chip lists none
+    std::int64_t hbmBytes = 0;
+    double hbmBandwidth = 0;
+    int cores = 1;
+    std::optional<IciSpec> ici;
+    double dcnBandwidth = 0; ///< bytes/s per chip
+    double dcnLatency = 1e-5;
+    double pcieBandwidth = 0;
+    std::optional<NvlinkSpec> nvlink;
+    std::optional<ScaleOutSpec> scaleOut;
+    Achievable achievable;
+    double pricePerHour = 0;
+    std::map<std::string, std::string> sources;
+
+    bool isTpu() const { return family == ChipFamily::Tpu; }
+    /// The listed peak for this dtype, 0 if the chip lists none.
+    double listedPeakFlops(DType type) const;
+    /// The peak a matmul in this dtype runs at: the listed rate, or that of the nearest wider
+    /// format the chip executes it in (int4 -> int8 -> bf16, fp4 -> fp8 -> bf16, fp8 -> bf16, fp16 -> bf16; fp32 at
+    /// a quarter of bf16 when unlisted, as multi-pass bf16).
+    double peakFlops(DType type) const;
+    /// The share of peakFlops(type) real workloads reach: achievable.eightBitFlopsFraction for a
+    /// listed fp8/int8 peak when the chip gives one, else achievable.flopsFraction.
+    double achievableFlopsFraction(DType type) const;
+};
+
+/// Reads a chip from catalog/plan JSON (the keys of resources/chips.json); errors name the field.
+Expected<Chip> chipFromJson(const nlohmann::json &object, const std::string &path);
+nlohmann::json chipToJson(const Chip &chip);
+
+} // namespace meshplan::model

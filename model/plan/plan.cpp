@@ -1,0 +1,416 @@
+#include "plan/plan.h"
+
+#include "base/embeddedresources.h"
+#include "base/jsonfields.h"
+#include "hardware/chipcatalog.h"
+#include "transformer/hfconfig.h"
+#include "transformer/modelcatalog.h"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace meshplan::model {
+
+using nlohmann::json;
+namespace jf = json_fields;
+
+std::string_view scheduleName(PipelineSchedule schedule)
+{
+    switch (schedule) {
+    case PipelineSchedule::GPipe:
+        return "gpipe";
+    case PipelineSchedule::OneFOneB:
+        return "1f1b";
+    case PipelineSchedule::Interleaved1F1B:
+        return "interleaved-1f1b";
+    case PipelineSchedule::ZeroBubble:
+        return "zero-bubble";
+    }
+    return "?";
+}
+
+std::string_view rematName(Remat remat)
+{
+    switch (remat) {
+    case Remat::None:
+        return "none";
+    case Remat::Selective:
+        return "selective";
+    case Remat::Full:
+        return "full";
+    }
+    return "?";
+}
+
+std::string_view optimizerName(Optimizer optimizer)
+{
+    switch (optimizer) {
+    case Optimizer::Adam:
+        return "adam";
+    case Optimizer::AdamW:
+        return "adamw";
+    case Optimizer::Sgd:
+        return "sgd";
+    case Optimizer::Adafactor:
+        return "adafactor";
+    }
+    return "?";
+}
+
+namespace {
+
+DType dtypeField(const json &o, const std::string &key, const std::string &path, DType fallback)
+{
+    if (!jf::has(o, key))
+        return fallback;
+    const std::string name = jf::string(o, key, path);
+    const auto type = parseDType(name);
+    if (!type)
+        throw FieldError(jf::join(path, key), "unknown dtype \"" + name + "\" (expected one of " + dtypeList() + ")");
+    return *type;
+}
+
+template<typename Enum, typename Names>
+Enum enumField(const json &o, const std::string &key, const std::string &path, Enum fallback, const Names &names,
+               const std::string &expected)
+{
+    if (!jf::has(o, key))
+        return fallback;
+    const std::string value = jf::string(o, key, path);
+    for (const auto &[name, e] : names)
+        if (value == name)
+            return e;
+    throw FieldError(jf::join(path, key), "must be " + expected + ", got \"" + value + "\"");
+}
+
+ModelSpec resolveModel(const json &ref, const ModelCatalog &models)
+{
+    if (ref.is_string()) {
+        const ModelSpec *m = models.find(ref.get<std::string>());
+        if (!m)
+            throw FieldError("model", "unknown model \"" + ref.get<std::string>() + "\" (known: " + models.idList() + ")");
+        return *m;
+    }
+    if (ref.is_object() && ref.contains("hf_config")) {
+        auto m = modelFromHfConfig(ref.at("hf_config"), "model.hf_config");
+        if (!m)
+            throw FieldError(m.error().path, m.error().message);
+        return m.value();
+    }
+    auto m = modelFromJson(ref, "model");
+    if (!m)
+        throw FieldError(m.error().path, m.error().message);
+    return m.value();
+}
+
+Chip resolveChip(const json &ref, const ChipCatalog &chips)
+{
+    if (ref.is_string()) {
+        const Chip *c = chips.find(ref.get<std::string>());
+        if (!c)
+            throw FieldError("hardware.chip", "unknown chip \"" + ref.get<std::string>() + "\" (known: " + chips.idList() + ")");
+        return *c;
+    }
+    auto c = chipFromJson(ref, "hardware.chip");
+    if (!c)
+        throw FieldError(c.error().path, c.error().message);
+    return c.value();
+}
+
+Topology resolveTopology(const Chip &chip, const json &hardware)
+{
+    const json &topo = jf::require(hardware, "topology", "hardware");
+    Expected<Topology> t = Error{};
+    if (chip.isTpu()) {
+        std::vector<int> shape;
+        if (topo.is_string()) {
+            auto parsed = parseShape(topo.get<std::string>(), "hardware.topology");
+            if (!parsed)
+                throw FieldError(parsed.error().path, parsed.error().message);
+            shape = parsed.value();
+        } else if (topo.is_array() && !topo.empty() && topo.size() <= 3) {
+            for (std::size_t i = 0; i < topo.size(); ++i)
+                shape.push_back(static_cast<int>(
+                    jf::integerValue(topo[i], "hardware.topology[" + std::to_string(i) + "]", 1, kMaxChips)));
+        } else if (topo.is_array() && topo.size() > 3) {
+            const int dims = chip.ici ? chip.ici->torusDims : 3;
+            throw FieldError("hardware.topology", "has " + std::to_string(topo.size()) + " axes; a " + chip.id
+                                                      + " slice has at most " + std::to_string(dims)
+                                                      + " (join slices with \"slices\")");
+        } else {
+            throw FieldError("hardware.topology", "must be a slice shape such as [16, 16, 32] for " + chip.id
+                                                      + ", got " + jf::describe(topo));
+        }
+        const int slices = static_cast<int>(jf::integerOr(hardware, "slices", "hardware", 1, kMaxChips, 1));
+        t = Topology::tpuSlice(chip, shape, slices);
+    } else {
+        if (!topo.is_object())
+            throw FieldError("hardware.topology", "must be {\"nodes\": N, \"gpus_per_node\": G} for " + chip.id
+                                                      + ", got " + jf::describe(topo));
+        const int nodes = static_cast<int>(jf::integer(topo, "nodes", "hardware.topology", 1, kMaxChips));
+        const int gpus = static_cast<int>(jf::integerOr(topo, "gpus_per_node", "hardware.topology", 1, kMaxChips,
+                                                        chip.nvlink->domainSize));
+        t = Topology::gpuCluster(chip, nodes, gpus);
+    }
+    if (!t)
+        throw FieldError(t.error().path, t.error().message);
+    return t.value();
+}
+
+ParallelismSpec readParallelism(const json &o)
+{
+    const std::string path = "parallelism";
+    ParallelismSpec p;
+    if (!o.is_object())
+        throw FieldError(path, "must be an object of degrees per role");
+    for (Role role : kRoles)
+        p.degrees[static_cast<std::size_t>(role)] =
+            static_cast<int>(jf::integerOr(o, std::string(roleName(role)), path, 1, kMaxChips, 1));
+    if (jf::has(o, "placement")) {
+        const json &placement = o.at("placement");
+        if (!placement.is_object())
+            throw FieldError("parallelism.placement", "must map roles to lists of axis names");
+        for (auto it = placement.begin(); it != placement.end(); ++it) {
+            const auto role = parseRole(it.key());
+            const std::string rp = "parallelism.placement." + it.key();
+            if (!role)
+                throw FieldError(rp, "is not a role (data, fsdp, tensor, pipeline, expert, context)");
+            std::vector<std::string> names;
+            const json &list = it.value();
+            if (list.is_string()) {
+                names.push_back(list.get<std::string>());
+            } else if (list.is_array()) {
+                for (const auto &item : list) {
+                    if (!item.is_string())
+                        throw FieldError(rp, "must list axis names, got " + jf::describe(item));
+                    names.push_back(item.get<std::string>());
+                }
+            } else {
+                throw FieldError(rp, "must list axis names, got " + jf::describe(list));
+            }
+            if (!names.empty())
+                p.placement[*role] = names;
+        }
+    }
+    p.zeroStage = static_cast<int>(jf::integerOr(o, "zero_stage", path, 0, 3, 0));
+    p.sequenceParallel = jf::boolean(o, "sequence_parallel", path, false);
+    p.tensorOverlap = jf::boolean(o, "tensor_overlap", path, false);
+    const std::vector<std::pair<std::string, PipelineSchedule>> schedules{
+        {"gpipe", PipelineSchedule::GPipe},
+        {"1f1b", PipelineSchedule::OneFOneB},
+        {"interleaved-1f1b", PipelineSchedule::Interleaved1F1B},
+        {"zero-bubble", PipelineSchedule::ZeroBubble}};
+    p.schedule = enumField(o, "pipeline_schedule", path, PipelineSchedule::OneFOneB, schedules,
+                           "gpipe, 1f1b, interleaved-1f1b or zero-bubble");
+    p.microbatches = static_cast<int>(jf::integerOr(o, "microbatches", path, 1, 1'000'000, 1));
+    p.virtualStages = static_cast<int>(jf::integerOr(o, "virtual_stages", path, 1, 1024, 1));
+    if (p.schedule == PipelineSchedule::OneFOneB && p.virtualStages > 1)
+        p.schedule = PipelineSchedule::Interleaved1F1B;
+    return p;
+}
+
+void readWorkload(const json &o, Plan &plan)
+{
+    const std::string path = "workload";
+    if (!o.is_object())
+        throw FieldError(path, "must be an object");
+    const std::string kind = jf::stringOr(o, "kind", path, "training");
+    if (kind == "training") {
+        plan.kind = WorkloadKind::Training;
+        TrainingSpec &t = plan.training;
+        t.seqLen = jf::integer(o, "seq_len", path, 1, 100'000'000);
+        t.globalBatch = jf::integer(o, "global_batch", path, 1, 1'000'000'000);
+        t.paramDtype = dtypeField(o, "param_dtype", path, DType::Bf16);
+        t.computeDtype = dtypeField(o, "compute_dtype", path, DType::Bf16);
+        t.optimizerDtype = dtypeField(o, "optimizer_dtype", path, DType::Fp32);
+        t.gradDtype = dtypeField(o, "grad_dtype", path, t.paramDtype);
+        const std::vector<std::pair<std::string, Optimizer>> optimizers{
+            {"adam", Optimizer::Adam}, {"adamw", Optimizer::AdamW}, {"sgd", Optimizer::Sgd},
+            {"adafactor", Optimizer::Adafactor}};
+        t.optimizer = enumField(o, "optimizer", path, Optimizer::Adam, optimizers, "adam, adamw, sgd or adafactor");
+        const std::vector<std::pair<std::string, Remat>> remats{
+            {"none", Remat::None}, {"selective", Remat::Selective}, {"full", Remat::Full}};
+        t.remat = enumField(o, "remat", path, Remat::Full, remats, "none, selective or full");
+        t.masterWeights = jf::boolean(o, "master_weights", path,
+                                      bytesPerElement(t.paramDtype) < bytesPerElement(t.optimizerDtype));
+        const std::vector<std::pair<std::string, bool>> kernels{{"flash", true}, {"naive", false}};
+        t.flashAttention = enumField(o, "attention", path, true, kernels, "flash or naive");
+    } else if (kind == "inference") {
+        plan.kind = WorkloadKind::Inference;
+        InferenceSpec &i = plan.inference;
+        i.batch = jf::integer(o, "batch", path, 1, 1'000'000'000);
+        i.promptLen = jf::integer(o, "prompt_len", path, 1, 100'000'000);
+        i.generateLen = jf::integer(o, "generate_len", path, 1, 100'000'000);
+        i.weightDtype = dtypeField(o, "weight_dtype", path, DType::Bf16);
+        i.kvDtype = dtypeField(o, "kv_dtype", path, DType::Bf16);
+        const std::vector<std::pair<std::string, Serving>> servings{
+            {"interleaved", Serving::Interleaved}, {"disaggregated", Serving::Disaggregated}};
+        i.serving = enumField(o, "serving", path, Serving::Interleaved, servings, "interleaved or disaggregated");
+        i.prefillChips = jf::integerOr(o, "prefill_chips", path, 0, kMaxChips, 0);
+        i.computeDtype = dtypeField(o, "compute_dtype", path, DType::Bf16);
+        i.latencyTargetS = jf::positiveNumberOr(o, "latency_target_s", path, 0.0, true);
+        if (i.serving == Serving::Disaggregated && i.prefillChips == 0)
+            throw FieldError("workload.prefill_chips", "disaggregated serving needs a positive number of prefill chips");
+    } else {
+        throw FieldError("workload.kind", "must be \"training\" or \"inference\", got \"" + kind + "\"");
+    }
+}
+
+Plan readPlan(const json &doc, const ChipCatalog &chips, const ModelCatalog &models)
+{
+    if (!doc.is_object())
+        throw FieldError("", "a plan must be a JSON object");
+    const std::string format = jf::string(doc, "format", "");
+    if (format != "meshplan/plan")
+        throw FieldError("format", "must be \"meshplan/plan\", got \"" + format + "\"");
+    const std::int64_t version = jf::integer(doc, "version", "", 1, 1'000'000);
+    if (version > kPlanVersion)
+        throw FieldError("version", "this file is version " + std::to_string(version)
+                                        + "; this Meshplan reads versions up to " + std::to_string(kPlanVersion)
+                                        + " (a newer Meshplan wrote it)");
+    Plan plan;
+    plan.title = jf::stringOr(doc, "title", "", "");
+    plan.modelRef = jf::require(doc, "model", "");
+    plan.model = resolveModel(plan.modelRef, models);
+    const json &hardware = jf::require(doc, "hardware", "");
+    if (!hardware.is_object())
+        throw FieldError("hardware", "must be an object with chip and topology");
+    plan.chipRef = jf::require(hardware, "chip", "hardware");
+    const Chip chip = resolveChip(plan.chipRef, chips);
+    plan.topology = resolveTopology(chip, hardware);
+    plan.topologyRef = hardware;
+    plan.topologyRef.erase("chip");
+    plan.pricePerChipHour = jf::positiveNumberOr(hardware, "price_per_hour", "hardware", chip.pricePerHour, true);
+    plan.parallelism = readParallelism(jf::has(doc, "parallelism") ? doc.at("parallelism") : json::object());
+    readWorkload(jf::require(doc, "workload", ""), plan);
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+        if (it.key() != "format" && it.key() != "version" && it.key() != "title" && it.key() != "model"
+            && it.key() != "hardware" && it.key() != "parallelism" && it.key() != "workload")
+            plan.extra[it.key()] = it.value();
+    return plan;
+}
+
+} // namespace
+
+Expected<Plan> planFromJson(const json &document, const ChipCatalog &chips, const ModelCatalog &models)
+{
+    try {
+        return readPlan(document, chips, models);
+    } catch (const FieldError &e) {
+        return e.error;
+    } catch (const json::exception &e) {
+        return Error{"", e.what()};
+    }
+}
+
+Expected<Plan> planFromText(const std::string &text, const std::string &label, const ChipCatalog &chips,
+                            const ModelCatalog &models)
+{
+    json doc;
+    try {
+        doc = jf::parse(text, label);
+    } catch (const FieldError &e) {
+        // Syntax errors are the text's (path ""); a repeated key names its field.
+        return Error{e.error.path == label ? std::string() : e.error.path, e.error.message};
+    }
+    return planFromJson(doc, chips, models);
+}
+
+json planToJson(const Plan &plan)
+{
+    const ParallelismSpec &p = plan.parallelism;
+    json parallelism = json::object();
+    for (Role role : kRoles)
+        parallelism[std::string(roleName(role))] = p.degree(role);
+    json placement = json::object();
+    for (const auto &[role, axes] : p.placement)
+        placement[std::string(roleName(role))] = axes;
+    parallelism["placement"] = placement;
+    parallelism["zero_stage"] = p.zeroStage;
+    parallelism["sequence_parallel"] = p.sequenceParallel;
+    if (p.tensorOverlap)
+        parallelism["tensor_overlap"] = true;
+    parallelism["pipeline_schedule"] = scheduleName(p.schedule);
+    parallelism["microbatches"] = p.microbatches;
+    parallelism["virtual_stages"] = p.virtualStages;
+
+    json workload;
+    if (plan.kind == WorkloadKind::Training) {
+        const TrainingSpec &t = plan.training;
+        workload = {{"kind", "training"},
+                    {"seq_len", t.seqLen},
+                    {"global_batch", t.globalBatch},
+                    {"param_dtype", dtypeName(t.paramDtype)},
+                    {"compute_dtype", dtypeName(t.computeDtype)},
+                    {"optimizer", optimizerName(t.optimizer)},
+                    {"optimizer_dtype", dtypeName(t.optimizerDtype)},
+                    {"grad_dtype", dtypeName(t.gradDtype)},
+                    {"master_weights", t.masterWeights},
+                    {"remat", rematName(t.remat)},
+                    {"attention", t.flashAttention ? "flash" : "naive"}};
+    } else {
+        const InferenceSpec &i = plan.inference;
+        workload = {{"kind", "inference"},
+                    {"batch", i.batch},
+                    {"prompt_len", i.promptLen},
+                    {"generate_len", i.generateLen},
+                    {"weight_dtype", dtypeName(i.weightDtype)},
+                    {"kv_dtype", dtypeName(i.kvDtype)},
+                    {"serving", i.serving == Serving::Interleaved ? "interleaved" : "disaggregated"},
+                    {"prefill_chips", i.prefillChips},
+                    {"compute_dtype", dtypeName(i.computeDtype)}};
+        if (i.latencyTargetS > 0)
+            workload["latency_target_s"] = i.latencyTargetS;
+    }
+    json hardware = plan.topologyRef;
+    hardware["chip"] = plan.chipRef;
+    json out = {{"format", "meshplan/plan"},
+                {"version", kPlanVersion},
+                {"title", plan.title},
+                {"model", plan.modelRef},
+                {"hardware", hardware},
+                {"parallelism", parallelism},
+                {"workload", workload}};
+    if (plan.extra.is_object())
+        for (auto it = plan.extra.begin(); it != plan.extra.end(); ++it)
+            out[it.key()] = it.value();
+    return out;
+}
+
+std::optional<Error> checkModelSharding(const Plan &plan)
+{
+    const ModelSpec &m = plan.model;
+    const ParallelismSpec &p = plan.parallelism;
+    const int tensor = p.degree(Role::Tensor);
+    const int expert = p.degree(Role::Expert);
+    const int pipeline = p.degree(Role::Pipeline);
+    if (m.heads % tensor != 0)
+        return Error{"parallelism.tensor", "tensor parallelism of " + std::to_string(tensor) + " must divide the "
+                                               + std::to_string(m.heads) + " attention heads of " + m.name};
+    if (expert > 1 && !m.moe)
+        return Error{"parallelism.expert", m.name + " has no experts to spread over " + std::to_string(expert) + " chips"};
+    if (m.moe && m.moe->experts % expert != 0)
+        return Error{"parallelism.expert", "expert parallelism of " + std::to_string(expert) + " must divide the "
+                                               + std::to_string(m.moe->experts) + " experts of " + m.name};
+    if (pipeline > m.layers)
+        return Error{"parallelism.pipeline", "pipeline of " + std::to_string(pipeline) + " stages exceeds the "
+                                                 + std::to_string(m.layers) + " layers of " + m.name};
+    return std::nullopt;
+}
+
+Plan defaultPlan()
+{
+    static const Plan plan = [] {
+        auto parsed = planFromText(std::string(embedded::defaultPlanJson()), "resources/default-plan.meshplan",
+                                   ChipCatalog::builtin(), ModelCatalog::builtin());
+        if (!parsed) {
+            // Compiled in and covered by tests: failing here is a build defect.
+            std::cerr << "meshplan: built-in default plan is invalid: " << parsed.error().toString() << '\n';
+            std::abort();
+        }
+        return std::move(parsed).value();
+    }();
+    return plan;
+}
+
+} // namespace meshplan::model

@@ -1,0 +1,126 @@
+#pragma once
+// A plan: a model on a cluster with a parallelism choice and a workload (plan-format.md).
+
+#include "base/expected.h"
+#include "hardware/chip.h"
+#include "hardware/topology.h"
+#include "plan/placement.h"
+#include "transformer/modelspec.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace meshplan::model {
+
+class ChipCatalog;
+class ModelCatalog;
+
+enum class PipelineSchedule {
+    GPipe,
+    OneFOneB,
+    Interleaved1F1B,
+    ZeroBubble,
+};
+
+enum class Remat {
+    None,      ///< every intermediate kept (attention probabilities included)
+    Selective, ///< attention core recomputed (Megatron); the rest kept
+    Full,      ///< only each layer's input kept; the forward pass is recomputed
+};
+
+enum class Optimizer {
+    Adam,  ///< two moments
+    AdamW, ///< Adam with decoupled weight decay: the same state
+    Sgd,  ///< momentum: one state
+    Adafactor, ///< factored second moment: negligible state
+};
+
+enum class WorkloadKind {
+    Training,
+    Inference,
+};
+
+enum class Serving {
+    Interleaved,
+    Disaggregated,
+};
+
+std::string_view scheduleName(PipelineSchedule schedule);
+std::string_view rematName(Remat remat);
+std::string_view optimizerName(Optimizer optimizer);
+
+struct ParallelismSpec {
+    RoleDegrees degrees{1, 1, 1, 1, 1, 1};
+    std::map<Role, std::vector<std::string>> placement; ///< requested axes per role (may be empty)
+    int zeroStage = 0;
+    bool sequenceParallel = false;
+    bool tensorOverlap = false; ///< tensor-parallel collectives overlapped with matmuls (collective matmul)
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+    int microbatches = 1;
+    int virtualStages = 1;
+
+    int degree(Role role) const { return degrees[static_cast<std::size_t>(role)]; }
+};
+
+struct TrainingSpec {
+    std::int64_t seqLen = 4096;
+    std::int64_t globalBatch = 1024; ///< sequences per step
+    DType paramDtype = DType::Bf16;
+    DType computeDtype = DType::Bf16;
+    Optimizer optimizer = Optimizer::Adam;
+    DType optimizerDtype = DType::Fp32;
+    bool masterWeights = true; ///< a copy of the weights in optimizer_dtype (when params are narrower)
+    DType gradDtype = DType::Bf16;
+    Remat remat = Remat::Full;
+    /// Flash (fused, causal blocks skipped) or naive attention (score matrix written to HBM, as
+    /// in 2021-era Megatron): the latter costs HBM traffic and memory quadratic in seq_len.
+    bool flashAttention = true;
+};
+
+struct InferenceSpec {
+    std::int64_t batch = 1;
+    std::int64_t promptLen = 2048;
+    std::int64_t generateLen = 512;
+    DType weightDtype = DType::Bf16;
+    DType kvDtype = DType::Bf16;
+    Serving serving = Serving::Interleaved;
+    std::int64_t prefillChips = 0;
+    DType computeDtype = DType::Bf16; ///< matmul dtype (int8 weights are often multiplied in bf16)
+    double latencyTargetS = 0;        ///< optional per-token latency target (0: none)
+};
+
+struct Plan {
+    std::string title;
+    nlohmann::json modelRef; ///< as written: a catalog id, an inline object or {"hf_config": ...}
+    ModelSpec model;
+    nlohmann::json chipRef;  ///< as written: a catalog id or an inline chip
+    Topology topology;
+    nlohmann::json topologyRef; ///< as written
+    ParallelismSpec parallelism;
+    WorkloadKind kind = WorkloadKind::Training;
+    TrainingSpec training;
+    InferenceSpec inference;
+    nlohmann::json extra; ///< keys we do not know, kept so that a save does not lose them
+    double pricePerChipHour = 0; ///< hardware.price_per_hour, else the chip's catalog price
+};
+
+inline constexpr int kPlanVersion = 1;
+
+/// Reads a plan from parsed JSON. Errors carry the JSON path of the field (parallelism.tensor).
+Expected<Plan> planFromJson(const nlohmann::json &document, const ChipCatalog &chips, const ModelCatalog &models);
+/// Parses plan text (a .meshplan file); `label` names the file in parse errors.
+Expected<Plan> planFromText(const std::string &text, const std::string &label, const ChipCatalog &chips,
+                            const ModelCatalog &models);
+nlohmann::json planToJson(const Plan &plan);
+
+/// Checks that the model can be split as the parallelism asks (heads over tensor, experts over
+/// expert, layers over pipeline), for training and serving alike; errors name the role.
+std::optional<Error> checkModelSharding(const Plan &plan);
+
+/// The built-in default plan: LLaMA-3 70B training on a TPU v5p pod (the book's ch. 6 layout).
+Plan defaultPlan();
+
+} // namespace meshplan::model

@@ -1,0 +1,1 @@
+// A header outside every layer folder.

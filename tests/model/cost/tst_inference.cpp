@@ -1,0 +1,230 @@
+// Inference plans: the book's serving formulas (ch. 7-8) in ideal mode, serving behaviour, the
+// sweep and the search, and bad inference plans refused with the field named.
+#include "cost/evaluation.h"
+#include "explore/servingsearch.h"
+#include "hardware/chipcatalog.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
+
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using nlohmann::json;
+using namespace meshplan::model;
+
+namespace {
+
+json servingPlan(const std::string &model, const json &topology, int tensor, std::int64_t batch, std::int64_t prompt,
+                 std::int64_t generate, const char *weights = "bf16", const char *kv = "bf16")
+{
+    return {{"format", "meshplan/plan"},
+            {"version", 1},
+            {"model", model},
+            {"hardware", {{"chip", "tpu-v5e"}, {"topology", topology}}},
+            {"parallelism", {{"tensor", tensor}}},
+            {"workload",
+             {{"kind", "inference"}, {"batch", batch}, {"prompt_len", prompt}, {"generate_len", generate},
+              {"weight_dtype", weights}, {"kv_dtype", kv}}}};
+}
+
+Plan parse(const json &doc)
+{
+    auto p = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin());
+    if (!p)
+        qFatal("%s", p.error().toString().c_str());
+    return p.value();
+}
+
+Evaluation run(const json &doc, CostMode mode = CostMode::Ideal)
+{
+    auto e = evaluate(parse(doc), mode);
+    if (!e)
+        qFatal("%s", e.error().toString().c_str());
+    return e.value();
+}
+
+} // namespace
+
+class TestInference : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Book ch. 7 table: LLaMA-2 13B on 8 v5e, 8k context, bf16: step = (B x KV + 26e9) / (8 x 8.2e11).
+    void llama2TableStepTimes_data()
+    {
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<double>("bookMs");
+        QTest::newRow("1") << 1 << 4.98;
+        QTest::newRow("8") << 8 << 12.13;
+        QTest::newRow("16") << 16 << 20.30;
+    }
+    void llama2TableStepTimes()
+    {
+        QFETCH(int, batch);
+        QFETCH(double, bookMs);
+        const auto e = run(servingPlan("llama-2-13b", {4, 2}, 8, batch, 8192, 1));
+        // Every weight is read per step except the input embedding, of which only B rows are.
+        const double params = double(countParams(*ModelCatalog::builtin().find("llama-2-13b")).total) - 32000.0 * 5120;
+        const double kv = 2.0 * 2 * 40 * 40 * 128 * 8192.5; // bytes per sequence at the mean context
+        const double exact = (batch * kv + 2 * params) / (8 * 8.2e11);
+        QVERIFY(std::fabs(e.serving.decodeBookStepS - exact) < 1e-6 * exact);
+        QVERIFY(std::fabs(e.serving.decodeBookStepS * 1e3 - bookMs) < 0.015 * bookMs); // book counts the embedding table too
+        // Reality adds the tensor-parallel all-reduces, latency-bound at this batch.
+        QVERIFY(e.inference->decodeStepS > e.serving.decodeBookStepS);
+        QVERIFY(e.memory.fits);
+    }
+
+    void llama2TableRunsOutOfMemoryPast16()
+    {
+        const auto fits = run(servingPlan("llama-2-13b", {4, 2}, 8, 16, 8192, 1));
+        const auto oom = run(servingPlan("llama-2-13b", {4, 2}, 8, 32, 8192, 1));
+        QVERIFY(fits.memory.fits);
+        QVERIFY(!oom.memory.fits);
+        QCOMPARE(oom.bound, std::string("memory-capacity"));
+        QCOMPARE(oom.serving.maxBatch, 16.0);
+    }
+
+    // Book ch. 8 Q2-Q3: LLaMA-3 70B, int8 weights and KV, batch 32 at 8k on a v5e 4x2: 112 GB in
+    // all, 17 ms per step (book with 8.1e11), 8.5 ms on a 4x4; decode is below the critical 120.
+    void llama3_70bOnV5e()
+    {
+        const auto small = run(servingPlan("llama-3-70b", {4, 2}, 8, 32, 8192, 1, "int8", "int8"));
+        QVERIFY(small.memory.fits);
+        QVERIFY(std::fabs(small.serving.decodeBookStepS - 112e9 / (8 * 8.2e11)) < 0.03 * 112e9 / (8 * 8.2e11));
+        QVERIFY(std::fabs(small.serving.criticalBatch - 1.97e14 / (2 * 8.2e11)) < 1e-6); // int8 weights, bf16 FLOPs: 120
+        const auto large = run(servingPlan("llama-3-70b", {4, 4}, 16, 32, 8192, 1, "int8", "int8"));
+        QVERIFY(std::fabs(large.serving.decodeBookStepS / small.serving.decodeBookStepS - 0.5) < 0.01);
+        QVERIFY(std::fabs(small.kvCacheBytesPerToken - 163840) < 1e-9);
+    }
+
+    // Decode MFU: one step's matmul FLOPs per chip, 2 x (params - input embedding) x B / chips,
+    // over (step x listed peak). LLaMA-2 13B, batch 16 on 8 v5e (ideal): 2 x 12.85e9 x 16 / 8 =
+    // 5.14e10 FLOPs in a step of ~20 ms at 1.97e14: ~1.3%, the book's point that decode far below
+    // the critical batch (240) wastes the MXUs. Doubling the batch nearly doubles it.
+    void decodeMfuIsMatmulFlopsOverStepTimesPeak()
+    {
+        const auto e = run(servingPlan("llama-2-13b", {4, 2}, 8, 16, 8192, 1));
+        const double matmulParams = double(countParams(*ModelCatalog::builtin().find("llama-2-13b")).total) - 32000.0 * 5120;
+        const double flopsPerChip = 2.0 * matmulParams * 16 / 8;
+        const double want = flopsPerChip / (e.inference->decodeStepS * 1.97e14);
+        QVERIFY2(std::fabs(e.serving.decodeMfu - want) < 0.02 * want,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(e.serving.decodeMfu).arg(want)));
+        QVERIFY(e.serving.decodeMfu > 0.005 && e.serving.decodeMfu < 0.03);
+        const auto half = run(servingPlan("llama-2-13b", {4, 2}, 8, 8, 8192, 1));
+        QVERIFY(half.serving.decodeMfu < e.serving.decodeMfu);
+    }
+
+    void criticalBatchDependsOnWeightDtype()
+    {
+        const auto bf16 = run(servingPlan("llama-3-8b", {2, 2}, 4, 8, 1024, 16));
+        QVERIFY(std::fabs(bf16.serving.criticalBatch - 1.97e14 / 8.2e11) < 1e-6); // 240
+        const auto mixtral = run(servingPlan("mixtral-8x7b", {4, 4}, 16, 8, 1024, 16));
+        QVERIFY(std::fabs(mixtral.serving.criticalBatch - 240.2439 * 8 / 2) < 0.01); // x E/k
+    }
+
+    void largerBatchRaisesThroughputAndLatency()
+    {
+        const Plan plan = parse(servingPlan("llama-3-8b", {2, 2}, 4, 1, 2048, 256));
+        const auto points = latencyThroughputSweep(plan, batchLadder(64));
+        QVERIFY(points.hasValue());
+        for (std::size_t i = 1; i < points->size(); ++i) {
+            QVERIFY((*points)[i].decodeStepS >= (*points)[i - 1].decodeStepS);
+            QVERIFY((*points)[i].tokensPerS > (*points)[i - 1].tokensPerS);
+        }
+    }
+
+    // Four decoding replicas (data 4) cannot run one or two sequences: the sweep leaves those
+    // batches out instead of failing, and says why when no batch remains.
+    void sweepSkipsBatchesBelowTheReplicaCount()
+    {
+        json doc = servingPlan("llama-3-8b", {4, 2}, 2, 8, 2048, 256);
+        doc["parallelism"]["data"] = 4;
+        const Plan plan = parse(doc);
+        const auto points = latencyThroughputSweep(plan, {1, 2, 4, 8});
+        QVERIFY(points.hasValue());
+        QCOMPARE(points->size(), std::size_t(2));
+        QCOMPARE(points->front().batch, std::int64_t(4));
+        QCOMPARE(points->back().batch, std::int64_t(8));
+        const auto none = latencyThroughputSweep(plan, {1, 2});
+        QVERIFY(!none.hasValue());
+        QCOMPARE(none.error().path, std::string("workload.batch"));
+        QVERIFY(none.error().message.find("4 decoding replicas") != std::string::npos);
+    }
+
+    void cheapestMeetsTheTarget()
+    {
+        const Plan plan = parse(servingPlan("llama-3-70b", {4, 2}, 8, 32, 2048, 512, "int8", "int8"));
+        const auto choice = cheapestServing(plan, 0.030, 64);
+        QVERIFY2(choice.hasValue(), choice ? "" : choice.error().message.c_str());
+        QVERIFY(choice->point.decodeStepS <= 0.030);
+        QVERIFY(choice->point.fits);
+        // A tighter target can only cost more.
+        const auto tight = cheapestServing(plan, 0.015, 64);
+        QVERIFY(tight.hasValue());
+        QVERIFY(tight->point.costPerMillionTokens >= choice->point.costPerMillionTokens);
+        QVERIFY(!cheapestServing(plan, 1e-5, 64).hasValue());
+    }
+
+    void disaggregatedServingTransfersTheKvCache()
+    {
+        json doc = servingPlan("llama-3-8b", {4, 4}, 4, 64, 4096, 256);
+        doc["parallelism"]["data"] = 4;
+        doc["workload"]["serving"] = "disaggregated";
+        doc["workload"]["prefill_chips"] = 4;
+        const auto e = run(doc, CostMode::Achievable);
+        QCOMPARE(e.serving.prefillReplicas, 1.0);
+        QCOMPARE(e.serving.decodeReplicas, 3.0);
+        QVERIFY(e.serving.kvTransferS > 0);
+        QVERIFY(std::isfinite(e.inference->tokensPerS) && e.inference->tokensPerS > 0);
+    }
+
+    void badInferencePlans_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<QString>("path");
+        QTest::newRow("zero generation") << R"({"workload": {"generate_len": 0}})" << "workload.generate_len";
+        QTest::newRow("negative batch") << R"({"workload": {"batch": -3}})" << "workload.batch";
+        QTest::newRow("unknown kv dtype") << R"({"workload": {"kv_dtype": "fp6"}})" << "workload.kv_dtype";
+        QTest::newRow("disaggregated without prefill chips")
+            << R"({"workload": {"serving": "disaggregated"}})" << "workload.prefill_chips";
+        QTest::newRow("prefill chips not a replica")
+            << R"({"workload": {"serving": "disaggregated", "prefill_chips": 3}})" << "workload.prefill_chips";
+        QTest::newRow("tensor not dividing heads") << R"({"parallelism": {"tensor": 3, "data": 1}})" << "parallelism.tensor";
+    }
+    void badInferencePlans()
+    {
+        QFETCH(QString, patch);
+        QFETCH(QString, path);
+        json doc = servingPlan("llama-3-8b", {2, 2}, 4, 8, 1024, 16);
+        doc.merge_patch(json::parse(patch.toStdString()));
+        auto p = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin());
+        std::string got;
+        if (!p) {
+            got = p.error().path;
+        } else {
+            auto e = evaluate(p.value());
+            QVERIFY(!e.hasValue());
+            got = e.error().path;
+        }
+        QCOMPARE(QString::fromStdString(got), path);
+    }
+
+    void batchThatCannotFitIsAWarningNotACrash()
+    {
+        const auto e = run(servingPlan("llama-3-70b", {2, 2}, 4, 512, 32768, 1024), CostMode::Achievable);
+        QVERIFY(!e.memory.fits);
+        bool warned = false;
+        for (const auto &w : e.warnings)
+            warned = warned || w.code == "does-not-fit";
+        QVERIFY(warned);
+        const std::string text = evaluationToJson(e, false).dump();
+        QVERIFY(text.find("null") == std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestInference)
+#include "tst_inference.moc"

@@ -1,0 +1,206 @@
+// The built-in chip catalog and user-defined chips: every chip complete, bad fields named.
+#include "hardware/chip.h"
+#include "hardware/chipcatalog.h"
+#include "hardware/roofline.h"
+#include "hardware/topology.h"
+
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using nlohmann::json;
+using namespace meshplan::model;
+
+class TestChipCatalog : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void everyBookChipIsThere()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        for (const char *id : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "a100-80gb", "h100-sxm",
+                               "h200", "b200", "gb200"})
+            QVERIFY2(catalog.find(id), id);
+        QCOMPARE(catalog.chips().size(), std::size_t(11));
+    }
+
+    void everyChipIsComplete()
+    {
+        for (const auto &chip : ChipCatalog::builtin().chips()) {
+            const QByteArray id = QByteArray::fromStdString(chip.id);
+            QVERIFY2(chip.listedPeakFlops(DType::Bf16) > 1e13, id);
+            QVERIFY2(chip.hbmBytes > (std::int64_t(8) << 30), id);
+            QVERIFY2(chip.hbmBandwidth > 5e11, id);
+            QVERIFY2(chip.pricePerHour > 0, id);
+            QVERIFY2(!chip.sources.empty(), id);
+            QVERIFY2(chip.achievable.flopsFraction > 0.5 && chip.achievable.flopsFraction <= 1.0, id);
+            if (chip.isTpu()) {
+                QVERIFY2(chip.ici && chip.ici->linkBandwidth > 1e10 && chip.dcnBandwidth > 1e9, id);
+            } else {
+                QVERIFY2(chip.nvlink && chip.scaleOut, id);
+                QVERIFY2(chip.nvlink->bandwidth > chip.scaleOut->nodeEgressBandwidth / chip.nvlink->domainSize, id);
+            }
+            // Round trip: what we write, we read back identically.
+            const auto again = chipFromJson(chipToJson(chip), "chip");
+            QVERIFY2(again.hasValue(), id);
+            QCOMPARE(again->peakFlopsByDType, chip.peakFlopsByDType);
+            QCOMPARE(again->hbmBytes, chip.hbmBytes);
+        }
+    }
+
+    // Book ch. 1/12: the HBM critical batch sizes (FLOPs per byte of the hardware).
+    void criticalBatchSizes_data()
+    {
+        QTest::addColumn<QString>("chip");
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<double>("expected");
+        QTest::newRow("v5e bf16 (book 240)") << "tpu-v5e" << "bf16" << 1.97e14 / 8.2e11;
+        QTest::newRow("v5e int8 OPs (book 480 = 2 x 240)") << "tpu-v5e" << "int8" << 3.94e14 / 8.2e11;
+        QTest::newRow("H100 bf16 (book 295)") << "h100-sxm" << "bf16" << 9.89e14 / 3.35e12;
+        QTest::newRow("H100 fp8 (book 590)") << "h100-sxm" << "fp8" << 1.979e15 / 3.35e12;
+        QTest::newRow("B200 bf16 (book 281)") << "b200" << "bf16" << 2.25e15 / 8e12;
+        QTest::newRow("B200 fp8 (book 562)") << "b200" << "fp8" << 4.5e15 / 8e12;
+    }
+    void criticalBatchSizes()
+    {
+        QFETCH(QString, chip);
+        QFETCH(QString, dtype);
+        QFETCH(double, expected);
+        const Chip *c = ChipCatalog::builtin().find(chip.toStdString());
+        QVERIFY(c);
+        const double got = roofline(1, 1, c->peakFlops(*parseDType(dtype.toStdString())), c->hbmBandwidth).criticalIntensity;
+        QVERIFY2(std::fabs(got / expected - 1) < 1e-9, qPrintable(QString::number(got)));
+    }
+
+    void peakFallsBackToAWiderFormat()
+    {
+        const Chip &v5e = *ChipCatalog::builtin().find("tpu-v5e");
+        QCOMPARE(v5e.peakFlops(DType::Fp8), 1.97e14);  // no fp8 units: runs as bf16
+        QCOMPARE(v5e.peakFlops(DType::Int4), 3.94e14); // int4 weights run on the int8 path
+        QCOMPARE(v5e.peakFlops(DType::Fp32), 1.97e14 / 4);
+    }
+
+    // 8-bit steps reach a smaller share of their doubled peak on GPUs (attention and casts stay
+    // 16-bit); an 8-bit type the chip runs as bf16, or a chip with no 8-bit figure, uses the
+    // ordinary fraction.
+    void eightBitAchievableFraction()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        const Chip &h100 = *catalog.find("h100-sxm");
+        QCOMPARE(h100.achievableFlopsFraction(DType::Bf16), 0.6);
+        QCOMPARE(h100.achievableFlopsFraction(DType::Fp8), 0.44);
+        QCOMPARE(h100.achievableFlopsFraction(DType::Int8), 0.44);
+        // 0.44 x 1979 TFLOP/s = 871 against 0.6 x 989 = 593 in bf16: fp8 buys 1.47x, not 2x.
+        QVERIFY(std::fabs(h100.peakFlops(DType::Fp8) * h100.achievableFlopsFraction(DType::Fp8)
+                          / (h100.peakFlops(DType::Bf16) * h100.achievableFlopsFraction(DType::Bf16)) - 1.4675) < 1e-3);
+        const Chip &a100 = *catalog.find("a100-80gb");
+        QCOMPARE(a100.achievableFlopsFraction(DType::Fp8), 0.62); // no fp8 units: bf16 at the bf16 fraction
+        const Chip &v5e = *catalog.find("tpu-v5e");
+        QCOMPARE(v5e.achievableFlopsFraction(DType::Int8), 0.8);  // no separate figure
+        const json round = chipToJson(h100);
+        QCOMPARE(round["achievable"]["fp8_flops_fraction"].get<double>(), 0.44);
+        QVERIFY(!chipToJson(v5e)["achievable"].contains("fp8_flops_fraction"));
+    }
+
+    void wraparoundRules_data()
+    {
+        QTest::addColumn<QString>("chip");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<QString>("wraps");
+        QTest::newRow("v5p 4x4x4 cube wraps all") << "tpu-v5p" << "4x4x4" << "111";
+        QTest::newRow("v5p 2x2x4 below a cube: none") << "tpu-v5p" << "2x2x4" << "000";
+        QTest::newRow("v5p pod 16x20x28") << "tpu-v5p" << "16x20x28" << "111";
+        QTest::newRow("v4 4x4x8") << "tpu-v4" << "4x4x8" << "111";
+        QTest::newRow("v5e 8x16 wraps the 16 axis") << "tpu-v5e" << "8x16" << "01";
+        QTest::newRow("v5e 4x4 none") << "tpu-v5e" << "4x4" << "00";
+        QTest::newRow("v6e 16x16") << "tpu-v6e" << "16x16" << "11";
+    }
+    void wraparoundRules()
+    {
+        QFETCH(QString, chip);
+        QFETCH(QString, shape);
+        QFETCH(QString, wraps);
+        const auto t = Topology::tpuSlice(*ChipCatalog::builtin().find(chip.toStdString()),
+                                          parseShape(shape.toStdString(), "topology").value(), 1);
+        QVERIFY(t.hasValue());
+        QString got;
+        for (const auto &axis : t->axes())
+            got += axis.wraps ? QLatin1Char('1') : QLatin1Char('0');
+        QCOMPARE(got, wraps);
+    }
+
+    void userChipErrorsNameTheField_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<QString>("path");
+        QTest::newRow("negative bandwidth") << R"({"hbm_bandwidth": -1})" << "chip.hbm_bandwidth";
+        QTest::newRow("string capacity") << R"({"hbm_bytes": "16GB"})" << "chip.hbm_bytes";
+        QTest::newRow("unknown dtype") << R"({"peak_flops": {"bf16": 1e14, "fp6": 1e14}})" << "chip.peak_flops.fp6";
+        QTest::newRow("no bf16 peak") << R"({"peak_flops": {"bf16": null, "int8": 1e14}})" << "chip.peak_flops.bf16";
+        QTest::newRow("bad family") << R"({"family": "fpga"})" << "chip.family";
+        QTest::newRow("efficiency above 1") << R"({"achievable": {"flops_fraction": 1.5}})" << "chip.achievable.flops_fraction";
+        QTest::newRow("fp8 fraction zero") << R"({"achievable": {"fp8_flops_fraction": 0}})" << "chip.achievable.fp8_flops_fraction";
+        QTest::newRow("no ici") << R"({"ici": null})" << "chip.ici";
+    }
+    void userChipErrorsNameTheField()
+    {
+        QFETCH(QString, patch);
+        QFETCH(QString, path);
+        json base = chipToJson(*ChipCatalog::builtin().find("tpu-v5e"));
+        base["id"] = "my-chip";
+        base.merge_patch(json::parse(patch.toStdString()));
+        const auto parsed = chipFromJson(base, "chip");
+        QVERIFY(!parsed.hasValue());
+        QCOMPARE(QString::fromStdString(parsed.error().path), path);
+        QVERIFY(!parsed.error().message.empty());
+    }
+
+    void hostileCatalogTextIsAnErrorNotACrash_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::newRow("number out of range") << R"({"format": "meshplan/chips", "version": 1, "chips": [1e400]})";
+        QTest::newRow("truncated") << R"({"format": "meshplan/chips", "chips": [)";
+        QTest::newRow("deep nesting") << QString(QStringLiteral("[")).repeated(10000);
+        QTest::newRow("wrong format") << R"({"format": "meshplan/plan", "version": 1, "chips": []})";
+        QTest::newRow("newer version") << R"({"format": "meshplan/chips", "version": 7, "chips": []})";
+        QTest::newRow("chips not an array") << R"({"format": "meshplan/chips", "version": 1, "chips": 3})";
+    }
+    void hostileCatalogTextIsAnErrorNotACrash()
+    {
+        QFETCH(QString, text);
+        const auto catalog = ChipCatalog::fromJsonText(text.toStdString(), "chips.json");
+        QVERIFY(!catalog.hasValue());
+        QVERIFY(!catalog.error().message.empty());
+    }
+
+    void userChipIsUsable()
+    {
+        json mine = chipToJson(*ChipCatalog::builtin().find("h100-sxm"));
+        mine["id"] = "h100-overclocked";
+        mine["peak_flops"] = {{"bf16", 1.2e15}};
+        const auto chip = chipFromJson(mine, "hardware.chip");
+        QVERIFY(chip.hasValue());
+        QCOMPARE(chip->peakFlops(DType::Bf16), 1.2e15);
+        QCOMPARE(chip->nvlink->domainSize, 8);
+    }
+
+    void absurdTopologiesAreRefused()
+    {
+        const Chip &v5e = *ChipCatalog::builtin().find("tpu-v5e");
+        QVERIFY(!Topology::tpuSlice(v5e, {32, 16}, 1).hasValue()); // past the 16x16 pod
+        QVERIFY(!Topology::tpuSlice(v5e, {16, 16}, 100000).hasValue()); // 25.6M chips
+        QVERIFY(!parseShape("4x-4", "t").hasValue());
+        QVERIFY(!parseShape("4x4x4x4", "t").hasValue());
+        QVERIFY(!parseShape("", "t").hasValue());
+        const Chip &h100 = *ChipCatalog::builtin().find("h100-sxm");
+        QVERIFY(!Topology::gpuCluster(h100, 1, 16).hasValue()); // an H100 NVLink domain is 8
+        QVERIFY(!Topology::gpuCluster(h100, 0, 8).hasValue());
+        QVERIFY(Topology::gpuCluster(*ChipCatalog::builtin().find("gb200"), 4, 72).hasValue());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestChipCatalog)
+#include "tst_chipcatalog.moc"

@@ -1,0 +1,678 @@
+// Plan files: every shipped plan parses and round-trips, every kind of bad plan is refused with
+// the JSON path of the offending field, evaluation obeys the book's invariants, and the results
+// of a few plans stay equal to their golden files.
+//
+// Regenerate the golden results (from the repository root, after building) with:
+//   for f in tests/data/golden/*.result.json; do n=$(basename "$f" .result.json); build/app/meshplan-cli evaluate tests/data/plans/$n.meshplan --json > "$f"; done
+#include "cost/evaluation.h"
+#include "hardware/chipcatalog.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+
+using nlohmann::json;
+using namespace meshplan::model;
+
+namespace {
+
+const QString kData = QStringLiteral(MESHPLAN_TEST_DATA);
+
+std::string readText(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return file.readAll().toStdString();
+}
+
+Expected<Plan> parsePlan(const json &document)
+{
+    return planFromJson(document, ChipCatalog::builtin(), ModelCatalog::builtin());
+}
+
+Expected<Plan> parsePlanText(const std::string &text, const std::string &label = "plan.json")
+{
+    return planFromText(text, label, ChipCatalog::builtin(), ModelCatalog::builtin());
+}
+
+// The contract's example plan (plan-format.md): LLaMA-3 70B on 8192 TPU v5p chips.
+const char *kBasePlan = R"({
+  "format": "meshplan/plan",
+  "version": 1,
+  "title": "base",
+  "model": "llama-3-70b",
+  "hardware": { "chip": "tpu-v5p", "topology": [16, 16, 32], "slices": 1 },
+  "parallelism": {
+    "data": 1, "fsdp": 1024, "tensor": 4, "pipeline": 1, "expert": 1, "context": 2,
+    "placement": {},
+    "zero_stage": 3,
+    "sequence_parallel": false,
+    "pipeline_schedule": "1f1b",
+    "microbatches": 1,
+    "virtual_stages": 1
+  },
+  "workload": {
+    "kind": "training",
+    "seq_len": 4096,
+    "global_batch": 1024,
+    "param_dtype": "bf16", "compute_dtype": "bf16", "optimizer": "adam", "optimizer_dtype": "fp32",
+    "remat": "full"
+  }
+})";
+
+json basePlan()
+{
+    return json::parse(kBasePlan);
+}
+
+// LLaMA-3 70B on TPU v5p 16x16x16 (4096 chips), for the invariants.
+json invariantPlan()
+{
+    json plan = basePlan();
+    plan.merge_patch(json::parse(R"({
+        "hardware": { "topology": [16, 16, 16] },
+        "parallelism": { "data": 1, "fsdp": 1024, "tensor": 4, "context": 1, "zero_stage": 0 },
+        "workload": { "global_batch": 1024 }
+    })"));
+    return plan;
+}
+
+/// Every finite-looking number in a result: no NaN, no infinity, no null anywhere.
+void collectNonFinite(const json &value, const std::string &path, QStringList &bad)
+{
+    if (value.is_null()) {
+        bad << QString::fromStdString(path + " is null");
+    } else if (value.is_number_float()) {
+        if (!std::isfinite(value.get<double>()))
+            bad << QString::fromStdString(path + " is " + std::to_string(value.get<double>()));
+    } else if (value.is_object()) {
+        for (auto it = value.begin(); it != value.end(); ++it)
+            collectNonFinite(it.value(), path + "." + it.key(), bad);
+    } else if (value.is_array()) {
+        for (std::size_t i = 0; i < value.size(); ++i)
+            collectNonFinite(value[i], path + "[" + std::to_string(i) + "]", bad);
+    }
+}
+
+/// The numbers evaluationToJson would silently turn into 0 if they were NaN or infinite.
+void collectNonFinite(const Evaluation &e, QStringList &bad)
+{
+    const auto check = [&](const char *name, double v) {
+        if (!std::isfinite(v))
+            bad << QStringLiteral("%1 = %2").arg(QString::fromLatin1(name)).arg(v);
+    };
+    check("flopsPerToken", e.flopsPerToken);
+    check("forwardFlopsPerToken", e.forwardFlopsPerToken);
+    check("memory.params", e.memory.params);
+    check("memory.grads", e.memory.grads);
+    check("memory.optimizer", e.memory.optimizer);
+    check("memory.activations", e.memory.activations);
+    check("memory.kvCache", e.memory.kvCache);
+    check("memory.total", e.memory.total);
+    check("step.time", e.step.time);
+    check("step.compute", e.step.compute);
+    check("step.recompute", e.step.recompute);
+    check("step.communication", e.step.communication);
+    check("step.exposedCommunication", e.step.exposedCommunication);
+    check("step.bubble", e.step.bubble);
+    check("step.optimizer", e.step.optimizer);
+    check("step.flops", e.step.flops);
+    check("step.tokens", e.step.tokens);
+    check("mfu", e.mfu);
+    check("tokensPerS", e.tokensPerS);
+    for (const auto &c : e.collectives) {
+        check(("collective " + c.purpose + " bytes").c_str(), c.bytes);
+        check(("collective " + c.purpose + " bytesPerChip").c_str(), c.bytesPerChip);
+        check(("collective " + c.purpose + " timeS").c_str(), c.timeS);
+        check(("collective " + c.purpose + " exposedS").c_str(), c.exposedS);
+    }
+    for (const auto &k : e.perChip)
+        check(("perChip " + k.name + " total").c_str(), k.memory.total);
+}
+
+/// The contract's numeric fields of a training result, each present and a number.
+void collectMissingNumbers(const json &r, QStringList &bad)
+{
+    const auto need = [&](const json &object, const std::string &path, std::initializer_list<const char *> keys) {
+        for (const char *key : keys)
+            if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
+                bad << QString::fromStdString(path + "." + key + " is not a number");
+    };
+    need(r, "", {"version", "chips", "mfu", "tokens_per_s"});
+    need(r.value("model", json()), "model", {"params", "active_params", "flops_per_token"});
+    need(r.value("memory_per_chip", json()), "memory_per_chip",
+         {"params", "grads", "optimizer", "activations", "kv_cache", "total", "capacity"});
+    need(r.value("step", json()), "step",
+         {"time_s", "compute_s", "communication_s", "exposed_communication_s", "bubble_s", "flops", "tokens"});
+    for (std::size_t i = 0; i < r.value("collectives", json::array()).size(); ++i)
+        need(r["collectives"][i], "collectives[" + std::to_string(i) + "]",
+             {"bytes_per_chip", "count_per_step", "time_s", "exposed_s"});
+}
+
+/// Evaluates and checks the result is sane: every number finite, no null, MFU in (0, 1].
+void checkEvaluation(const Plan &plan)
+{
+    const auto e = evaluate(plan);
+    QVERIFY2(e.hasValue(), e.hasValue() ? "" : qPrintable(QString::fromStdString(e.error().toString())));
+    QStringList bad;
+    collectNonFinite(e.value(), bad);
+    const json r = evaluationToJson(e.value(), plan.kind == WorkloadKind::Training);
+    collectNonFinite(r, "", bad);
+    if (plan.kind == WorkloadKind::Training)
+        collectMissingNumbers(r, bad);
+    QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QStringLiteral("; "))));
+    if (plan.kind == WorkloadKind::Training) {
+        QVERIFY2(r["step"]["time_s"].get<double>() > 0, r.dump().c_str());
+        QVERIFY2(r["mfu"].get<double>() > 0 && r["mfu"].get<double>() <= 1.0,
+                 qPrintable(QStringLiteral("mfu %1").arg(r["mfu"].get<double>())));
+    }
+}
+
+/// `original` is contained in `written`: every key with the same value (numbers compared by value).
+void collectLost(const json &original, const json &written, const std::string &path, QStringList &lost)
+{
+    if (original.is_object() && written.is_object()) {
+        for (auto it = original.begin(); it != original.end(); ++it) {
+            const std::string p = path.empty() ? it.key() : path + "." + it.key();
+            if (!written.contains(it.key()))
+                lost << QString::fromStdString(p + " missing");
+            else
+                collectLost(it.value(), written.at(it.key()), p, lost);
+        }
+        return;
+    }
+    if (original != written)
+        lost << QString::fromStdString(path + ": " + original.dump() + " became " + written.dump());
+}
+
+/// Compares a result against its golden: numbers within 1e-9 relative, everything else exactly.
+void collectDifferences(const json &golden, const json &got, const std::string &path, QStringList &diffs)
+{
+    const std::string here = path.empty() ? "(root)" : path;
+    if (golden.is_number() && got.is_number()) {
+        const double a = golden.get<double>();
+        const double b = got.get<double>();
+        if (!(std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b))))
+            diffs << QString::fromStdString(here + ": golden " + golden.dump() + ", got " + got.dump());
+        return;
+    }
+    if (golden.type() != got.type()) {
+        diffs << QString::fromStdString(here + ": golden " + golden.dump() + ", got " + got.dump());
+        return;
+    }
+    if (golden.is_object()) {
+        for (auto it = golden.begin(); it != golden.end(); ++it) {
+            const std::string p = path.empty() ? it.key() : path + "." + it.key();
+            if (!got.contains(it.key()))
+                diffs << QString::fromStdString(p + ": missing");
+            else
+                collectDifferences(it.value(), got.at(it.key()), p, diffs);
+        }
+        for (auto it = got.begin(); it != got.end(); ++it)
+            if (!golden.contains(it.key()))
+                diffs << QString::fromStdString((path.empty() ? it.key() : path + "." + it.key()) + ": not in golden");
+        return;
+    }
+    if (golden.is_array()) {
+        if (golden.size() != got.size()) {
+            diffs << QString::fromStdString(here + ": golden has " + std::to_string(golden.size()) + " items, got "
+                                            + std::to_string(got.size()));
+            return;
+        }
+        for (std::size_t i = 0; i < golden.size(); ++i)
+            collectDifferences(golden[i], got[i], path + "[" + std::to_string(i) + "]", diffs);
+        return;
+    }
+    if (golden != got)
+        diffs << QString::fromStdString(here + ": golden " + golden.dump() + ", got " + got.dump());
+}
+
+/// Parses and evaluates; on failure `why` says which step refused and why.
+std::optional<Evaluation> evaluated(const json &document, QString &why)
+{
+    const auto plan = parsePlan(document);
+    if (!plan) {
+        why = QStringLiteral("does not parse: ") + QString::fromStdString(plan.error().toString());
+        return std::nullopt;
+    }
+    const auto e = evaluate(plan.value());
+    if (!e) {
+        why = QStringLiteral("does not evaluate: ") + QString::fromStdString(e.error().toString());
+        return std::nullopt;
+    }
+    return e.value();
+}
+
+} // namespace
+
+class TestPlan : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void defaultPlanRoundTrips()
+    {
+        const Plan plan = defaultPlan();
+        const json written = planToJson(plan);
+        QCOMPARE(QString::fromStdString(written.value("format", "")), QStringLiteral("meshplan/plan"));
+        QCOMPARE(written.value("version", 0), kPlanVersion);
+        const auto again = parsePlan(written);
+        QVERIFY2(again.hasValue(), again.hasValue() ? "" : again.error().toString().c_str());
+        QCOMPARE(QString::fromStdString(planToJson(again.value()).dump(2)), QString::fromStdString(written.dump(2)));
+        checkEvaluation(plan);
+    }
+
+    // Every shipped plan: parses, evaluates sanely, and round-trips without losing a key.
+    void shippedPlansRoundTrip_data()
+    {
+        QTest::addColumn<QString>("file");
+        int rows = 0;
+        for (const char *dir : {"published", "plans"}) {
+            const QDir d(kData + QLatin1Char('/') + QLatin1String(dir));
+            for (const QFileInfo &info : d.entryInfoList({QStringLiteral("*.meshplan")}, QDir::Files, QDir::Name)) {
+                QTest::newRow(qPrintable(QLatin1String(dir) + QLatin1Char('/') + info.fileName()))
+                    << info.absoluteFilePath();
+                ++rows;
+            }
+        }
+        QVERIFY2(rows >= 11, "expected the published plans and at least 5 in tests/data/plans");
+    }
+    void shippedPlansRoundTrip()
+    {
+        QFETCH(QString, file);
+        const std::string text = readText(file);
+        QVERIFY2(!text.empty(), qPrintable(file));
+        const json original = json::parse(text);
+        const auto plan = parsePlanText(text, file.toStdString());
+        QVERIFY2(plan.hasValue(), plan.hasValue() ? "" : plan.error().toString().c_str());
+
+        // Writing, reading and writing again is a fixed point.
+        const json written = planToJson(plan.value());
+        const auto reread = parsePlan(written);
+        QVERIFY2(reread.hasValue(), reread.hasValue() ? "" : reread.error().toString().c_str());
+        const json rewritten = planToJson(reread.value());
+        QCOMPARE(QString::fromStdString(rewritten.dump(2)), QString::fromStdString(written.dump(2)));
+
+        // Nothing the file said is lost or changed (defaulted keys may be added).
+        QStringList lost;
+        collectLost(original, written, "", lost);
+        QVERIFY2(lost.isEmpty(), qPrintable(lost.join(QStringLiteral("; "))));
+
+        // The re-read plan evaluates to the same result as the original.
+        const auto a = evaluate(plan.value());
+        const auto b = evaluate(reread.value());
+        QVERIFY2(a.hasValue(), a.hasValue() ? "" : a.error().toString().c_str());
+        QVERIFY(b.hasValue());
+        QCOMPARE(QString::fromStdString(evaluationToJson(b.value(), true).dump()),
+                 QString::fromStdString(evaluationToJson(a.value(), true).dump()));
+        checkEvaluation(plan.value());
+    }
+
+    // Bad plans: a merge patch on the base plan (or raw text), the stage expected to refuse it
+    // ("parse", "evaluate", "any", or "ok" for a plan that must evaluate), the JSON path named,
+    // and text the message must contain.
+    void badPlans_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<QString>("raw");
+        QTest::addColumn<QString>("stage");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("mentions");
+
+        const auto row = [](const char *name, const char *patch, const char *stage, const char *path,
+                            const char *mentions = "") {
+            QTest::newRow(name) << QString::fromUtf8(patch) << QString() << QString::fromLatin1(stage)
+                                << QString::fromLatin1(path) << QString::fromUtf8(mentions);
+        };
+        const auto raw = [](const char *name, const QString &text, const char *path, const char *mentions = "") {
+            QTest::newRow(name) << QString() << text << QStringLiteral("parse") << QString::fromLatin1(path)
+                                << QString::fromUtf8(mentions);
+        };
+
+        row("base plan is valid", "{}", "ok", "");
+        row("unknown chip", R"({"hardware": {"chip": "tpu-v9"}})", "parse", "hardware.chip", "tpu-v9");
+        row("unknown model", R"({"model": "llama-5-1t"})", "parse", "model", "llama-5-1t");
+        row("degree product mismatch", R"({"parallelism": {"fsdp": 512}})", "any", "parallelism", "8192");
+        row("tensor does not divide heads", R"({"parallelism": {"tensor": 128, "fsdp": 32}})", "evaluate",
+            "parallelism.tensor", "64");
+        row("negative batch", R"({"workload": {"global_batch": -1024}})", "parse", "workload.global_batch", "-1024");
+        row("zero seq_len", R"({"workload": {"seq_len": 0}})", "parse", "workload.seq_len");
+        row("tensor -4", R"({"parallelism": {"tensor": -4}})", "parse", "parallelism.tensor", "-4");
+        row("1e30 chips on a torus axis", R"({"hardware": {"topology": [1e30, 1, 1]}})", "parse",
+            "hardware.topology[0]");
+        row("1e30 GPU nodes", R"({"hardware": {"chip": "h100-sxm", "topology": {"nodes": 1e30, "gpus_per_node": 8}}})",
+            "parse", "hardware.topology.nodes");
+        row("1e30 slices", R"({"hardware": {"slices": 1e30}})", "parse", "hardware.slices");
+        row("topology over the pod size", R"({"hardware": {"topology": [64, 64, 64]}})", "parse", "hardware.topology",
+            "16x20x28");
+        row("topology with 4 axes", R"({"hardware": {"topology": [4, 4, 4, 4]}})", "parse", "hardware.topology",
+            "has 4 axes; a tpu-v5p slice has at most 3");
+        row("topology with a zero axis", R"({"hardware": {"topology": [16, 0, 32]}})", "parse", "hardware.topology*");
+        row("zero GPU nodes", R"({"hardware": {"chip": "h100-sxm", "topology": {"nodes": 0, "gpus_per_node": 8}}})",
+            "parse", "hardware.topology.nodes");
+        row("tensor 0", R"({"parallelism": {"tensor": 0}})", "any", "parallelism.tensor", "0");
+        row("microbatches 0", R"({"parallelism": {"microbatches": 0}})", "parse", "parallelism.microbatches");
+        row("global_batch 0", R"({"workload": {"global_batch": 0}})", "any", "workload.global_batch");
+        row("GPU topology on a TPU", R"({"hardware": {"topology": {"nodes": 4, "gpus_per_node": 8}}})", "parse",
+            "hardware.topology");
+        row("16 GPUs in an 8-GPU node", R"({"hardware": {"chip": "h100-sxm", "topology": {"nodes": 1024, "gpus_per_node": 16}}})",
+            "parse", "hardware.topology.gpus_per_node");
+        row("missing topology", R"({"hardware": {"topology": null}})", "parse", "hardware.topology");
+        row("microbatches over sequences per replica", R"({"parallelism": {"microbatches": 2}})", "evaluate",
+            "parallelism.microbatches");
+        row("global batch below the replica count", R"({"workload": {"global_batch": 512}})", "evaluate",
+            "workload.global_batch");
+        row("expert parallelism on a dense model", R"({"parallelism": {"expert": 2, "fsdp": 512}})", "any",
+            "parallelism.expert");
+        row("expert degree not dividing the experts",
+            R"({"model": "mixtral-8x7b", "parallelism": {"expert": 16, "fsdp": 64}})", "any", "parallelism.expert", "8");
+        row("pipeline over the layers", R"({"parallelism": {"pipeline": 128, "fsdp": 8}, "workload": {"global_batch": 1024}})",
+            "any", "parallelism.pipeline", "80");
+        row("context not dividing seq_len", R"({"workload": {"seq_len": 4095}})", "any", "parallelism.context", "4095");
+        row("unknown pipeline_schedule", R"({"parallelism": {"pipeline_schedule": "2f2b"}})", "parse",
+            "parallelism.pipeline_schedule", "2f2b");
+        row("zero_stage 4", R"({"parallelism": {"zero_stage": 4}})", "parse", "parallelism.zero_stage");
+        row("virtual_stages 0",
+            R"({"parallelism": {"virtual_stages": 0, "pipeline": 2, "fsdp": 512, "pipeline_schedule": "interleaved-1f1b"}})", "parse", "parallelism.virtual_stages");
+        row("microbatches 1e30", R"({"parallelism": {"microbatches": 1e30}})", "parse", "parallelism.microbatches");
+        row("sequence_parallel not a bool", R"({"parallelism": {"sequence_parallel": "yes"}})", "parse",
+            "parallelism.sequence_parallel");
+        row("parallelism not an object", R"({"parallelism": [1, 2]})", "parse", "parallelism");
+        row("unknown remat", R"({"workload": {"remat": "partial"}})", "parse", "workload.remat", "partial");
+        row("unknown dtype", R"({"workload": {"param_dtype": "fp12"}})", "parse", "workload.param_dtype", "fp12");
+        row("unknown optimizer", R"({"workload": {"optimizer": "lion"}})", "parse", "workload.optimizer", "lion");
+        row("unknown workload kind", R"({"workload": {"kind": "serving"}})", "parse", "workload.kind", "serving");
+        row("format wrong", R"({"format": "meshplan/result"})", "parse", "format", "meshplan/result");
+        row("format missing", R"({"format": null})", "parse", "format");
+        row("version 2 (newer)", R"({"version": 2})", "parse", "version", "newer");
+        row("version 0", R"({"version": 0})", "parse", "version");
+        row("missing workload", R"({"workload": null})", "parse", "workload");
+        row("missing model", R"({"model": null})", "parse", "model");
+        row("missing hardware", R"({"hardware": null})", "parse", "hardware");
+        row("string where a number is expected", R"({"workload": {"global_batch": "1024"}})", "parse",
+            "workload.global_batch", "\"1024\"");
+        row("fractional batch", R"({"workload": {"global_batch": 1024.5}})", "parse", "workload.global_batch");
+        row("batch above int64", R"({"workload": {"global_batch": 18446744073709551615}})", "parse",
+            "workload.global_batch");
+        row("inference with generate_len 0",
+            R"({"workload": {"kind": "inference", "batch": 64, "prompt_len": 2048, "generate_len": 0}})", "any",
+            "workload.generate_len");
+        row("placement on an axis that does not exist", R"({"parallelism": {"placement": {"tensor": ["w"]}}})", "any",
+            "parallelism.placement.tensor", "\"w\"");
+        row("placement that cannot fit",
+            R"({"parallelism": {"tensor": 32, "fsdp": 128, "placement": {"tensor": ["x"]}}})", "any",
+            "parallelism.placement.tensor", "32");
+        row("placement of an unknown role", R"({"parallelism": {"placement": {"sharding": ["x"]}}})", "parse",
+            "parallelism.placement.sharding");
+        row("placement not a list", R"({"parallelism": {"placement": {"tensor": 4}}})", "parse",
+            "parallelism.placement.tensor");
+        row("inline model with kv_heads not dividing heads",
+            R"({"model": {"name": "tiny", "layers": 2, "d_model": 512, "d_ff": 2048, "heads": 8, "kv_heads": 3, "vocab": 1000}})",
+            "parse", "model.kv_heads", "3");
+        row("inline model missing layers", R"({"model": {"name": "tiny", "d_model": 512, "d_ff": 2048, "heads": 8, "vocab": 1000}})",
+            "parse", "model.layers");
+        row("inline chip with negative bandwidth",
+            R"({"hardware": {"slices": null, "topology": {"nodes": 1024, "gpus_per_node": 8},
+                "chip": {"id": "acme", "family": "gpu", "peak_flops": {"bf16": 1e15}, "hbm_bytes": 85899345920,
+                         "hbm_bandwidth": -3e12, "nvlink": {"bandwidth": 4.5e11, "domain_size": 8},
+                         "scale_out": {"node_egress_bandwidth": 4e11}}}})",
+            "parse", "hardware.chip.hbm_bandwidth", "-3");
+        row("inline chip with zero peak FLOPs",
+            R"({"hardware": {"slices": null, "topology": {"nodes": 1024, "gpus_per_node": 8},
+                "chip": {"id": "acme", "family": "gpu", "peak_flops": {"bf16": 0}, "hbm_bytes": 85899345920,
+                         "hbm_bandwidth": 3e12, "nvlink": {"bandwidth": 4.5e11, "domain_size": 8},
+                         "scale_out": {"node_egress_bandwidth": 4e11}}}})",
+            "parse", "hardware.chip.peak_flops.bf16");
+
+        // hf_config import of LLaMA-3 8B (32 heads, 32 layers): valid with tensor 4.
+        const std::string hf = readText(kData + QStringLiteral("/hf-configs/llama-3-8b.json"));
+        QTest::newRow("hf_config inline model import")
+            << QString::fromStdString(json{{"model", {{"hf_config", json::parse(hf)}}}}.dump()) << QString()
+            << QStringLiteral("ok") << QString() << QString();
+        row("hf_config that is not a config", R"({"model": {"hf_config": [1, 2, 3]}})", "parse", "model.hf_config");
+
+        // Plans that must evaluate to finite numbers at the edges of the ranges.
+        row("one chip", R"({"hardware": {"topology": [1, 1, 1]}, "model": "gpt-2",
+            "parallelism": {"fsdp": 1, "tensor": 1, "context": 1}, "workload": {"global_batch": 1}})", "ok", "");
+        row("seq_len 1", R"({"parallelism": {"context": 1, "fsdp": 2048}, "workload": {"seq_len": 1, "global_batch": 2048}})",
+            "ok", "");
+        row("a billion sequences", R"({"workload": {"global_batch": 1000000000}})", "ok", "");
+        row("pipeline with one microbatch, zero-bubble",
+            R"({"parallelism": {"pipeline": 16, "fsdp": 64, "pipeline_schedule": "zero-bubble"}})", "ok", "");
+        row("gpipe with 8 microbatches",
+            R"({"parallelism": {"pipeline": 16, "fsdp": 64, "microbatches": 8, "pipeline_schedule": "gpipe"}, "workload": {"global_batch": 2048}})",
+            "ok", "");
+        row("interleaved via virtual_stages",
+            R"({"parallelism": {"pipeline": 8, "fsdp": 128, "microbatches": 8, "virtual_stages": 5}, "workload": {"global_batch": 2048}})",
+            "ok", "");
+        row("naive attention, no remat, 32k context",
+            R"({"parallelism": {"context": 8, "fsdp": 256}, "workload": {"seq_len": 32768, "remat": "none", "attention": "naive", "global_batch": 256}})",
+            "ok", "");
+        row("fp8 compute on a chip without fp8", R"({"workload": {"compute_dtype": "fp8"}})", "ok", "");
+        row("fp32 everything, sgd", R"({"workload": {"param_dtype": "fp32", "compute_dtype": "fp32", "optimizer": "sgd"}})",
+            "ok", "");
+        row("adafactor, int8 weights", R"({"workload": {"param_dtype": "int8", "optimizer": "adafactor"}})", "ok", "");
+        row("MoE with expert parallelism", R"({"model": "deepseek-v3", "parallelism": {"expert": 64, "fsdp": 16}})", "ok", "");
+        row("data over 2 slices", R"({"hardware": {"topology": [16, 16, 16], "slices": 2},
+            "parallelism": {"data": 2, "fsdp": 512, "zero_stage": 1, "placement": {"data": "slice"}}})", "ok", "");
+
+        // Raw text that is not a plan at all.
+        QString plan = QString::fromUtf8(kBasePlan);
+        raw("not JSON", QStringLiteral("this is not a plan {"), "");
+        raw("empty file", QString(), "");
+        raw("truncated JSON", plan.left(plan.size() / 2), "");
+        raw("a JSON array", QStringLiteral("[1, 2, 3]"), "");
+        raw("10000-deep nesting", QString(10000, QLatin1Char('[')) + QString(10000, QLatin1Char(']')), "");
+        raw("10000-deep nesting inside a plan",
+            QString(plan).replace(QStringLiteral("\"title\": \"base\""),
+                                  QStringLiteral("\"title\": ") + QString(10000, QLatin1Char('['))
+                                      + QString(10000, QLatin1Char(']'))),
+            "");
+        raw("1e400", QString(plan).replace(QStringLiteral("\"global_batch\": 1024"), QStringLiteral("\"global_batch\": 1e400")),
+            "");
+        // A duplicate key is refused, naming it: which one wins differs between JSON readers, and
+        // a plan edited by hand must not lose a field silently (Hugging Face configs, which repeat
+        // keys in the wild, keep the last one instead).
+        raw("duplicate key", QString(plan).replace(QStringLiteral("\"seq_len\": 4096,"),
+                                                   QStringLiteral("\"seq_len\": 4096, \"seq_len\": -1,")),
+            "workload.seq_len");
+    }
+    void badPlans()
+    {
+        QFETCH(QString, patch);
+        QFETCH(QString, raw);
+        QFETCH(QString, stage);
+        QFETCH(QString, path);
+        QFETCH(QString, mentions);
+
+        Expected<Plan> plan = Error{};
+        if (!patch.isEmpty()) {
+            json document = basePlan();
+            document.merge_patch(json::parse(patch.toStdString()));
+            plan = parsePlan(document);
+        } else {
+            plan = parsePlanText(raw.toStdString());
+        }
+
+        Error error;
+        QString caughtAt;
+        if (!plan) {
+            error = plan.error();
+            caughtAt = QStringLiteral("parse");
+        } else {
+            const auto e = evaluate(plan.value());
+            if (!e) {
+                error = e.error();
+                caughtAt = QStringLiteral("evaluate");
+            } else {
+                caughtAt = QStringLiteral("ok");
+            }
+        }
+
+        if (stage == QStringLiteral("ok")) {
+            QVERIFY2(caughtAt == QStringLiteral("ok"),
+                     qPrintable(QStringLiteral("refused at %1: %2").arg(caughtAt, QString::fromStdString(error.toString()))));
+            checkEvaluation(plan.value());
+            return;
+        }
+        QVERIFY2(caughtAt != QStringLiteral("ok"), "accepted a bad plan");
+        if (stage != QStringLiteral("any"))
+            QCOMPARE(caughtAt, stage);
+        const QString message = QString::fromStdString(error.message);
+        QVERIFY2(!message.trimmed().isEmpty(), "empty message");
+        QVERIFY2(!message.contains(QLatin1Char('\n')), qPrintable(message));
+        // A path ending in '*' names a prefix (e.g. "hardware.topology*" for hardware.topology[1]).
+        const QString got = QString::fromStdString(error.path);
+        const bool pathMatches = path.endsWith(QLatin1Char('*')) ? got.startsWith(path.chopped(1)) : got == path;
+        QVERIFY2(pathMatches,
+                 qPrintable(QStringLiteral("expected path \"%1\", got \"%2\": %3")
+                                .arg(path, QString::fromStdString(error.path), message)));
+        if (!mentions.isEmpty())
+            QVERIFY2(message.contains(mentions), qPrintable(message));
+    }
+
+    // The book's invariants, through evaluate(), on LLaMA-3 70B on TPU v5p 16x16x16.
+    void moreShardingNeverRaisesParams_data()
+    {
+        QTest::addColumn<QString>("more");  // patch with more sharding of the parameters
+        QTest::addColumn<QString>("less");
+        QTest::newRow("fsdp 1024 vs fsdp 512 x data 2")
+            << R"({"parallelism": {"fsdp": 1024, "data": 1}})" << R"({"parallelism": {"fsdp": 512, "data": 2}})";
+        QTest::newRow("fsdp 256 x data 4 vs fsdp 128 x data 8")
+            << R"({"parallelism": {"fsdp": 256, "data": 4}})" << R"({"parallelism": {"fsdp": 128, "data": 8}})";
+        QTest::newRow("tensor 8 vs tensor 4 (fsdp 512)")
+            << R"({"parallelism": {"tensor": 8, "fsdp": 512, "data": 1}})"
+            << R"({"parallelism": {"tensor": 4, "fsdp": 512, "data": 2}})";
+        QTest::newRow("tensor 4 vs tensor 2 (fsdp 512)")
+            << R"({"parallelism": {"tensor": 4, "fsdp": 512, "data": 2}, "workload": {"global_batch": 2048}})"
+            << R"({"parallelism": {"tensor": 2, "fsdp": 512, "data": 4}, "workload": {"global_batch": 2048}})";
+        QTest::newRow("tensor 16 vs tensor 8 (data 256)")
+            << R"({"parallelism": {"tensor": 16, "fsdp": 1, "data": 256}, "workload": {"global_batch": 1024}})"
+            << R"({"parallelism": {"tensor": 8, "fsdp": 1, "data": 512}, "workload": {"global_batch": 1024}})";
+    }
+    void moreShardingNeverRaisesParams()
+    {
+        QFETCH(QString, more);
+        QFETCH(QString, less);
+        json a = invariantPlan();
+        a.merge_patch(json::parse(more.toStdString()));
+        json b = invariantPlan();
+        b.merge_patch(json::parse(less.toStdString()));
+        QString why;
+        const auto ra = evaluated(a, why);
+        QVERIFY2(ra, qPrintable(why));
+        const auto rb = evaluated(b, why);
+        QVERIFY2(rb, qPrintable(why));
+        const Evaluation &ea = *ra;
+        const Evaluation &eb = *rb;
+        const auto pa = evaluationToJson(ea, true)["memory_per_chip"]["params"].get<std::int64_t>();
+        const auto pb = evaluationToJson(eb, true)["memory_per_chip"]["params"].get<std::int64_t>();
+        QVERIFY2(pa <= pb, qPrintable(QStringLiteral("more sharding %1 B > less sharding %2 B").arg(pa).arg(pb)));
+        QVERIFY2(ea.memory.params < eb.memory.params, "more sharding should strictly lower parameter memory");
+    }
+
+    void rematOrdersActivations()
+    {
+        double activations[3] = {};
+        const char *remats[3] = {"full", "selective", "none"};
+        for (int i = 0; i < 3; ++i) {
+            json plan = invariantPlan();
+            plan["workload"]["remat"] = remats[i];
+            QString why;
+            const auto e = evaluated(plan, why);
+            QVERIFY2(e, qPrintable(why));
+            activations[i] = e->memory.activations;
+        }
+        QVERIFY2(activations[0] <= activations[1] && activations[1] <= activations[2],
+                 qPrintable(QStringLiteral("full %1, selective %2, none %3")
+                                .arg(activations[0])
+                                .arg(activations[1])
+                                .arg(activations[2])));
+        QVERIFY(activations[0] < activations[2]);
+    }
+
+    void doublingTheBatch()
+    {
+        json one = invariantPlan();
+        json two = invariantPlan();
+        two["workload"]["global_batch"] = 2 * one["workload"]["global_batch"].get<int>();
+        QString why;
+        const auto ra = evaluated(one, why);
+        QVERIFY2(ra, qPrintable(why));
+        const auto rb = evaluated(two, why);
+        QVERIFY2(rb, qPrintable(why));
+        const Evaluation &a = *ra;
+        const Evaluation &b = *rb;
+        QCOMPARE(b.step.tokens, 2 * a.step.tokens);
+        QCOMPARE(evaluationToJson(b, true)["step"]["tokens"].get<std::int64_t>(),
+                 2 * evaluationToJson(a, true)["step"]["tokens"].get<std::int64_t>());
+        QVERIFY2(b.step.time >= a.step.time, qPrintable(QStringLiteral("%1 s < %2 s").arg(b.step.time).arg(a.step.time)));
+    }
+
+    void evaluationIsDeterministic_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("invariant plan") << QString();
+        const QDir d(kData + QStringLiteral("/plans"));
+        for (const QFileInfo &info : d.entryInfoList({QStringLiteral("*.meshplan")}, QDir::Files, QDir::Name))
+            QTest::newRow(qPrintable(info.fileName())) << info.absoluteFilePath();
+    }
+    void evaluationIsDeterministic()
+    {
+        QFETCH(QString, file);
+        const json document = file.isEmpty() ? invariantPlan() : json::parse(readText(file));
+        const auto plan = parsePlan(document);
+        QVERIFY(plan.hasValue());
+        const auto a = evaluate(plan.value());
+        const auto b = evaluate(plan.value());
+        QVERIFY(a.hasValue() && b.hasValue());
+        QCOMPARE(QString::fromStdString(evaluationToJson(b.value(), true).dump(2)),
+                 QString::fromStdString(evaluationToJson(a.value(), true).dump(2)));
+    }
+
+    // Golden results: tests/data/golden/<name>.result.json is `meshplan-cli evaluate
+    // tests/data/plans/<name>.meshplan --json` (see the top of this file to regenerate).
+    void goldenResults_data()
+    {
+        QTest::addColumn<QString>("golden");
+        QTest::addColumn<QString>("plan");
+        const QDir d(kData + QStringLiteral("/golden"));
+        const auto files = d.entryInfoList({QStringLiteral("*.result.json")}, QDir::Files, QDir::Name);
+        QVERIFY2(files.size() >= 3, "expected at least 3 golden results");
+        for (const QFileInfo &info : files) {
+            const QString name = info.fileName().chopped(int(qstrlen(".result.json")));
+            QTest::newRow(qPrintable(name)) << info.absoluteFilePath()
+                                            << kData + QStringLiteral("/plans/") + name + QStringLiteral(".meshplan");
+        }
+    }
+    void goldenResults()
+    {
+        QFETCH(QString, golden);
+        QFETCH(QString, plan);
+        const std::string goldenText = readText(golden);
+        QVERIFY2(!goldenText.empty(), qPrintable(golden));
+        const json expected = json::parse(goldenText);
+        const auto parsed = parsePlanText(readText(plan), plan.toStdString());
+        QVERIFY2(parsed.hasValue(), parsed.hasValue() ? "" : parsed.error().toString().c_str());
+        const auto e = evaluate(parsed.value());
+        QVERIFY2(e.hasValue(), e.hasValue() ? "" : e.error().toString().c_str());
+        const json got = evaluationToJson(e.value(), parsed->kind == WorkloadKind::Training);
+        QStringList diffs;
+        collectDifferences(expected, got, "", diffs);
+        QVERIFY2(diffs.isEmpty(), qPrintable(diffs.join(QStringLiteral("\n  "))));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPlan)
+#include "tst_plan.moc"
