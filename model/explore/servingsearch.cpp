@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 #include "cost/evaluation.h"
+#include "plan/plantitle.h"
 
 #include <algorithm>
 #include <limits>
@@ -132,7 +133,7 @@ Expected<ServingChoice> cheapestServing(const Plan &plan, double latencyTargetS,
             if (chips % tp != 0 || plan.model.heads % tp != 0)
                 continue;
             Plan candidate = plan;
-            candidate.topology = topology;
+            setTopology(candidate, topology); // the printed plan must be the evaluated one
             candidate.parallelism = ParallelismSpec{};
             candidate.parallelism.degrees[static_cast<std::size_t>(Role::Tensor)] = static_cast<int>(tp);
             candidate.parallelism.degrees[static_cast<std::size_t>(Role::Data)] = static_cast<int>(chips / tp);
@@ -159,6 +160,8 @@ Expected<ServingChoice> cheapestServing(const Plan &plan, double latencyTargetS,
     if (!best)
         return Error{"latency_target_s", "no deployment of up to " + std::to_string(maxChips) + " " + chip.id
                                              + " chips decodes " + plan.model.name + " within " + formatSeconds(latencyTargetS)};
+    if (titleFollowsPlan(plan))
+        best->plan.title = generatedTitle(best->plan);
     const Plan &p = best->plan;
     best->description = std::to_string(p.topology.chipCount()) + " x " + chip.id + " (" + p.topology.describe() + "), "
                         + std::to_string(p.parallelism.degree(Role::Data)) + (p.parallelism.degree(Role::Data) == 1 ? " replica" : " replicas") + " of tensor "

@@ -377,6 +377,36 @@ json planToJson(const Plan &plan)
     return out;
 }
 
+void setTopology(Plan &plan, const Topology &topology)
+{
+    plan.topology = topology;
+    json &ref = plan.topologyRef;
+    if (!ref.is_object())
+        ref = json::object();
+    ref.erase("slices");
+    if (topology.chip().isTpu()) {
+        json shape = json::array();
+        int slices = 1;
+        for (const MeshAxis &axis : topology.axes())
+            if (axis.link == LinkKind::Ici)
+                shape.push_back(axis.size);
+            else if (axis.link == LinkKind::Dcn)
+                slices = axis.size;
+        ref["topology"] = shape;
+        if (slices > 1)
+            ref["slices"] = slices;
+    } else {
+        int nodes = 1;
+        int gpus = 1;
+        for (const MeshAxis &axis : topology.axes())
+            if (axis.link == LinkKind::Nvlink)
+                gpus = axis.size;
+            else if (axis.link == LinkKind::ScaleOut)
+                nodes = axis.size;
+        ref["topology"] = {{"nodes", nodes}, {"gpus_per_node", gpus}};
+    }
+}
+
 std::optional<Error> checkModelSharding(const Plan &plan)
 {
     const ModelSpec &m = plan.model;

@@ -116,6 +116,11 @@ Expected<Plan> planFromText(const std::string &text, const std::string &label, c
                             const ModelCatalog &models);
 nlohmann::json planToJson(const Plan &plan);
 
+/// Gives the plan another mesh of the same chip, in both its evaluated and its written form
+/// (hardware.topology and hardware.slices), so that planToJson writes the mesh that is evaluated.
+/// Other hardware keys (price_per_hour) are kept.
+void setTopology(Plan &plan, const Topology &topology);
+
 /// Checks that the model can be split as the parallelism asks (heads over tensor, experts over
 /// expert, layers over pipeline), for training and serving alike; errors name the role.
 std::optional<Error> checkModelSharding(const Plan &plan);

@@ -304,6 +304,49 @@ private slots:
         QVERIFY2(human.out.find(shown) != std::string::npos, (shown + "\n" + human.out).c_str());
     }
 
+    void printedPlansEvaluateToThePrintedResult_data()
+    {
+        QTest::addColumn<QString>("plan");
+        QTest::addColumn<QString>("latency");
+        QTest::addColumn<bool>("ideal");
+        // Issue 14.3: the printed plan kept the 4x4 slice of the input while its degrees were for 4x2.
+        QTest::newRow("cheapest v5e") << QStringLiteral("llama-3-70b-int8-v5e-serving.meshplan") << QStringLiteral("0.05") << false;
+        QTest::newRow("cheapest v5e ideal") << QStringLiteral("llama-3-70b-int8-v5e-serving.meshplan") << QStringLiteral("0.03") << true;
+        QTest::newRow("cheapest gb200") << QStringLiteral("qwen3-30b-a3b-gb200-serving.meshplan") << QStringLiteral("0.002") << false;
+    }
+
+    // Every command that prints a plan (today: cheapest) prints one that loads and evaluates to
+    // the result printed beside it.
+    void printedPlansEvaluateToThePrintedResult()
+    {
+        QFETCH(QString, plan);
+        QFETCH(QString, latency);
+        QFETCH(bool, ideal);
+        std::vector<std::string> args{"cheapest", MESHPLAN_TEST_DATA "/plans/" + plan.toStdString(), "--latency",
+                                      latency.toStdString(), "--json"};
+        if (ideal)
+            args.push_back("--ideal");
+        const auto printed = cli(args);
+        QVERIFY2(printed.code == 0, printed.err.c_str());
+        const json out = json::parse(printed.out);
+        QTemporaryDir dir;
+        const std::string file = writeFile(dir, QStringLiteral("printed.meshplan"), out.at("plan").dump(2));
+        std::vector<std::string> evalArgs{"evaluate", file, "--json"};
+        if (ideal)
+            evalArgs.push_back("--ideal");
+        const auto evaluated = cli(evalArgs);
+        QVERIFY2(evaluated.code == 0, (evaluated.err + out.at("plan").dump(2)).c_str());
+        const json r = json::parse(evaluated.out);
+        const json &point = out.at("point");
+        const auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::abs(b); };
+        QVERIFY(near(r.at("inference").at("decode_step_s").get<double>(), point.at("decode_step_s").get<double>()));
+        QVERIFY(near(r.at("inference").at("time_to_first_token_s").get<double>(),
+                     point.at("time_to_first_token_s").get<double>()));
+        QVERIFY(near(r.at("serving").at("steady_tokens_per_s").get<double>(), point.at("tokens_per_s").get<double>()));
+        QCOMPARE(r.at("memory_per_chip").at("fits").get<bool>(), point.at("fits").get<bool>());
+        QVERIFY(out.at("plan").at("workload").at("batch") == point.at("batch"));
+    }
+
     void evaluateRepeatAddsTiming()
     {
         QTemporaryDir dir;
