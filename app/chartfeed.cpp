@@ -5,6 +5,7 @@
 #include "cost/steptimeline.h"
 #include "explore/scalingsweep.h"
 #include "explore/servingsearch.h"
+#include "plan/plantitle.h"
 #include "memorychart.h"
 #include "rooflinechart.h"
 #include "sweepchart.h"
@@ -65,12 +66,14 @@ QString exportTitle(const model::Plan &plan)
 {
     const bool training = plan.kind == model::WorkloadKind::Training;
     const model::DType dtype = training ? plan.training.computeDtype : plan.inference.computeDtype;
-    QString what = QString::fromStdString(plan.model.name) + (training ? tr(" training") : tr(" serving"));
-    QString title = plan.title.empty() ? what : QString::fromStdString(plan.title);
-    return title + QStringLiteral(" · ")
+    const QString dtypeText = QString::fromStdString(std::string(model::dtypeName(dtype)));
+    // A generated title already names the model, the chips and the layout.
+    if (model::titleFollowsPlan(plan))
+        return QString::fromStdString(model::generatedTitle(plan)) + QStringLiteral(" · ") + dtypeText;
+    return QString::fromStdString(plan.title) + QStringLiteral(" · ")
            + tr("%1 x %2 (%3)").arg(plan.topology.chipCount()).arg(QString::fromStdString(plan.topology.chip().name),
                                                                    QString::fromStdString(plan.topology.describe()))
-           + QStringLiteral(" · ") + QString::fromStdString(std::string(model::dtypeName(dtype)));
+           + QStringLiteral(" · ") + dtypeText;
 }
 
 std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,

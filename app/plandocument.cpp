@@ -1,3 +1,4 @@
+#include "plan/plantitle.h"
 #include "plandocument.h"
 
 #include "planeditcommand.h"
@@ -175,11 +176,17 @@ std::optional<QString> PlanDocument::apply(const QString &label, const nlohmann:
     // Checked before loading: a plan keeps unknown keys, and copying absurdly deep ones recurses.
     if (auto error = checkStorable(newJson))
         return QString::fromStdString(error->toString());
-    if (const auto plan = loadPlan(newJson); !plan)
+    const auto plan = loadPlan(newJson);
+    if (!plan)
         return QString::fromStdString(plan.error().toString());
-    if (newJson == m_json)
+    nlohmann::json edited = newJson;
+    // A generated title follows the plan until the user types their own; clearing it asks for
+    // the generated one back. Otherwise exports would be stamped with a plan long gone.
+    if (plan->title.empty() || (plan->title == m_plan.title && m::titleFollowsPlan(m_plan)))
+        edited["title"] = m::generatedTitle(*plan);
+    if (edited == m_json)
         return std::nullopt; // nothing to undo
-    m_undo->push(new PlanEditCommand(this, label, m_json, newJson, mergeKey));
+    m_undo->push(new PlanEditCommand(this, label, m_json, edited, mergeKey));
     return std::nullopt;
 }
 
@@ -213,6 +220,19 @@ void PlanDocument::setPath(const QString &path)
         return;
     m_path = path;
     emit pathChanged(m_path);
+}
+
+PlanDocument::FileKind PlanDocument::kindOf(const QString &path)
+{
+    if (const auto document = readJsonFile(path, m::json_fields::DuplicateKeys::LastWins);
+        document && document->is_object()) {
+        const auto format = document->find("format");
+        if (format != document->end() && format->is_string() && format->get<std::string>() == "meshplan/plan")
+            return FileKind::Plan;
+        if (document->contains("model_type") || document->contains("architectures"))
+            return FileKind::HfConfig;
+    }
+    return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? FileKind::HfConfig : FileKind::Plan;
 }
 
 m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::json_fields::DuplicateKeys duplicates)

@@ -4,6 +4,7 @@
 #include "plan/placement.h"
 
 #include <QPainter>
+#include <QSignalBlocker>
 #include <QPixmap>
 
 namespace meshplan::views {
@@ -72,6 +73,21 @@ QStringList CardList::mimeTypes() const
     case Kind::Role: return {QString::fromLatin1(kRoleMime)};
     }
     return {};
+}
+
+void CardList::selectPayload(const nlohmann::json &payloadValue)
+{
+    const QString wanted = QString::fromStdString(payloadValue.dump());
+    const QSignalBlocker blocker(this);
+    for (int i = 0; i < count(); ++i) {
+        if (item(i)->data(kPayloadRole).toString() == wanted) {
+            setCurrentRow(i);
+            scrollToItem(item(i));
+            return;
+        }
+    }
+    setCurrentRow(-1);
+    clearSelection();
 }
 
 QMimeData *CardList::mimeData(const QList<QListWidgetItem *> &items) const

@@ -27,6 +27,9 @@ public:
                              const nlohmann::json &payload, const QColor &accent = QColor());
     /// The payload of `item`'s card.
     static nlohmann::json payload(const QListWidgetItem *item);
+    /// Makes the card carrying `payload` the current one (the plan's model after a drop or an
+    /// undo), or clears the selection when no card carries it. Emits nothing.
+    void selectPayload(const nlohmann::json &payload);
 
 signals:
     /// A card was double-clicked or activated with Enter: apply it without dragging.

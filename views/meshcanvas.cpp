@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 #include "dragmime.h"
+#include "plan/plantitle.h"
 #include "rolestyle.h"
 
 #include <QDragEnterEvent>
@@ -383,6 +384,12 @@ void MeshCanvas::changeEvent(QEvent *event)
         scene()->update();
 }
 
+QString MeshCanvas::titleOf(const model::Plan &plan)
+{
+    // The plan's own title, the one exports carry; a plan without one gets the generated title.
+    return qs(plan.title.empty() ? model::generatedTitle(plan) : plan.title);
+}
+
 void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evaluation)
 {
     auto &p = *m_paint;
@@ -402,6 +409,12 @@ void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evalu
         m_meshKey = key;
         m_hovered = -1;
         rebuildScene();
+    }
+    // The title follows every edit (a new model keeps the mesh, so the scene is not rebuilt).
+    if (m_title && titleOf(plan) != m_titleText) {
+        m_titleText = titleOf(plan);
+        m_title->setToolTip(m_titleText);
+        layoutHeader();
     }
     setHoveredChip(m_hovered < plan.topology.chipCount() ? m_hovered : -1);
     updateAxisBars();
@@ -475,9 +488,7 @@ void MeshCanvas::rebuildScene()
     const double capH = std::max(1.6 * p.pitch, meshWidth / 45);
 
     // The header: title and one bar per axis, placed in pixels by layoutHeader().
-    m_titleText = qs(p.plan.model.name) + QStringLiteral(" on ") + qs(topo.chip().name) + QStringLiteral(" · ")
-                  + qs(topo.describe()) + QStringLiteral(" · ")
-                  + tr("%n chips", nullptr, static_cast<int>(std::min<std::int64_t>(topo.chipCount(), INT32_MAX)));
+    m_titleText = titleOf(p.plan);
     m_headerBack = s->addRect(QRectF(), QPen(Qt::NoPen), p.background);
     m_headerBack->setFlag(QGraphicsItem::ItemIgnoresTransformations);
     m_headerBack->setZValue(10);

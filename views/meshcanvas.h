@@ -40,6 +40,10 @@ public:
     /// Shows `plan`'s mesh and role placement; `evaluation` (may be null) says what chips hold.
     /// The scene is rebuilt only when the mesh itself changes; otherwise labels and colours update.
     void setPlan(const model::Plan &plan, const model::Evaluation *evaluation);
+    /// The title shown above the mesh: the plan's own, or the generated one when it has none.
+    static QString titleOf(const model::Plan &plan);
+    /// The header's title as shown (before eliding to the width).
+    QString titleText() const { return m_titleText; }
 
     DropTarget dropTargetAt(const QPoint &viewportPos) const;
     /// Height in viewport pixels of the header (title, axis bars, legend) pinned above the mesh.
