@@ -2,6 +2,7 @@
 // `meshplan --screenshot OUT.png [--size WxH] [FILE]` renders the window offscreen and exits.
 #include "mainwindow.h"
 #include "meshcanvas.h"
+#include "quitsignals.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -113,6 +114,11 @@ int main(int argc, char **argv)
         std::printf("%s\n", qPrintable(out));
         return 0;
     }
+
+    // A kill or Ctrl+C: unsaved work stays as a recovery copy, and the lock goes with the session.
+    meshplan::app::QuitSignals quitSignals;
+    QObject::connect(&quitSignals, &meshplan::app::QuitSignals::received, &window,
+                     &meshplan::app::MainWindow::quitForSignal);
 
     window.show();
     if (!files.isEmpty())

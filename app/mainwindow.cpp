@@ -6,6 +6,9 @@
 #include "chartpanel.h"
 #include "chartstyle.h"
 #include "cost/oproofline.h"
+#include "hardware/chipcatalog.h"
+#include "plan/degreechanges.h"
+#include "transformer/modelcatalog.h"
 #include "dragmime.h"
 #include "importedmodels.h"
 #include "memorychart.h"
@@ -22,6 +25,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -33,7 +37,9 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QRegularExpression>
+#include <QSaveFile>
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QStatusBar>
@@ -364,6 +370,9 @@ void MainWindow::refresh()
     m_canvas->setPlan(m_document->plan(), e);
     m_inspector->setPlan(m_document->json(), m_document->plan(), evaluation);
     m_summaryLabel->setText(views::planSummaryLine(m_document->plan(), evaluation));
+    // The palettes show what the plan holds now, after a drop as after an undo.
+    m_models->selectPayload(m_document->json().value("model", nlohmann::json()));
+    m_hardware->selectPayload(m_document->json().value("hardware", nlohmann::json()));
     for (auto *panel : findChildren<views::ChartPanel *>())
         panel->setExportTitle(exportTitle(m_document->plan()));
     // Serving plans are swept over batch sizes only.
@@ -416,25 +425,38 @@ void MainWindow::reportError(const QString &title, const QString &message)
         QMessageBox::warning(this, title, message);
 }
 
-bool MainWindow::applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey)
+bool MainWindow::applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey,
+                           const EditTarget &target)
 {
-    if (!edited) {
-        // An edit that would break the plan is refused; the inspector shows the plan as it was.
-        m_lastError = qs(edited.error().toString());
+    const auto refuse = [&](const QString &why) {
+        // An edit that would break the plan is refused; the plan stays as it was, but the field
+        // keeps what the user typed, marked, with the reason beside it.
+        m_lastError = why;
         statusBar()->showMessage(tr("%1 refused: %2").arg(label, m_lastError), 10000);
         refresh();
+        if (!target.pointer.empty())
+            m_inspector->showRefusal(target.pointer, target.value, why);
         return false;
-    }
+    };
+    if (!edited)
+        return refuse(qs(edited.error().toString()));
     if (*edited == m_document->json())
         return true;
-    if (auto error = m_document->apply(label, *edited, mergeKey)) {
-        m_lastError = *error;
-        statusBar()->showMessage(tr("%1 refused: %2").arg(label, *error), 10000);
-        refresh();
-        return false;
+    // Degrees the user did not set but the edit changed are said, in the undo entry too.
+    QString name = label;
+    QString changes;
+    if (const auto after = model::planFromJson(*edited, model::ChipCatalog::builtin(), model::ModelCatalog::builtin())) {
+        changes = qs(model::describeDegreeChanges(m_document->plan(), *after, target.role));
+        if (!changes.isEmpty())
+            name = tr("%1: %2").arg(label, changes);
     }
+    if (auto error = m_document->apply(name, *edited, mergeKey))
+        return refuse(*error);
     m_lastError.clear();
-    statusBar()->clearMessage(); // an earlier "refused" no longer describes the plan
+    if (changes.isEmpty())
+        statusBar()->clearMessage(); // an earlier "refused" no longer describes the plan
+    else
+        statusBar()->showMessage(name, 15000);
     return true;
 }
 
@@ -458,13 +480,14 @@ bool MainWindow::dropRole(model::Role role, const QString &axis, bool split)
 
 bool MainWindow::editField(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey)
 {
-    return applyEdit(label, m_edits.withField(m_document->json(), pointer, value), mergeKey);
+    return applyEdit(label, m_edits.withField(m_document->json(), pointer, value), mergeKey, {pointer, value, {}});
 }
 
 bool MainWindow::editDegree(model::Role role, int degree, int mergeKey)
 {
+    const std::string pointer = "/parallelism/" + std::string(model::roleName(role));
     return applyEdit(tr("Set %1 degree").arg(qs(std::string(model::roleName(role)))),
-                     m_edits.withDegree(m_document->json(), role, degree), mergeKey);
+                     m_edits.withDegree(m_document->json(), role, degree), mergeKey, {pointer, degree, role});
 }
 
 bool MainWindow::editChip(const std::string &chipId)
@@ -484,7 +507,7 @@ bool MainWindow::editServing(const std::string &mode)
 
 bool MainWindow::openFile(const QString &path)
 {
-    if (path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) && !path.endsWith(QStringLiteral(".meshplan")))
+    if (PlanDocument::kindOf(path) == PlanDocument::FileKind::HfConfig)
         return importHfConfig(path);
     if (auto error = m_document->open(path)) {
         reportError(tr("Cannot open plan"), *error);
@@ -514,7 +537,7 @@ bool MainWindow::openFile(const QString &path)
 bool MainWindow::openFileAfterSaving(const QString &path)
 {
     // A config.json only adds a model card, so the open plan is not at stake.
-    const bool replacesPlan = !path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive);
+    const bool replacesPlan = PlanDocument::kindOf(path) == PlanDocument::FileKind::Plan;
     if (replacesPlan && !maybeSave())
         return false;
     return openFile(path);
@@ -584,12 +607,13 @@ void MainWindow::newPlan()
 
 void MainWindow::openDialog()
 {
-    if (!maybeSave())
-        return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), QFileInfo(m_document->path()).path(),
-                                                      tr("Meshplan plans (*.meshplan);;All files (*)"));
+    // A plan may be named .json too; what a file holds decides how it opens (kindOf).
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open plan or model config"), QFileInfo(m_document->path()).path(),
+        tr("Plans and model configs (*.meshplan *.json);;Meshplan plans (*.meshplan *.json);;"
+           "Hugging Face configs (*.json);;All files (*)"));
     if (!path.isEmpty())
-        openFile(path);
+        openFileAfterSaving(path); // a config only adds a card: the open plan is asked about only for a plan
 }
 
 void MainWindow::importDialog()
@@ -607,8 +631,38 @@ void MainWindow::exportMeshDialog()
         return;
     if (!path.endsWith(QStringLiteral(".png")))
         path += QStringLiteral(".png");
-    if (!m_canvas->grab().save(path))
-        reportError(tr("Cannot export"), tr("Could not write %1").arg(path));
+    if (auto error = exportMesh(path))
+        reportError(tr("Cannot export"), *error);
+    else
+        statusBar()->showMessage(tr("Exported %1").arg(QFileInfo(path).fileName()), 5000);
+}
+
+QImage MainWindow::meshImage(qreal scale) const
+{
+    // The scale the chart exports use, so that a mesh and a chart on one slide match.
+    QImage image((QSizeF(m_canvas->size()) * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);
+    image.fill(m_canvas->palette().color(QPalette::Base));
+    QPainter painter(&image);
+    m_canvas->render(&painter);
+    return image;
+}
+
+std::optional<QString> MainWindow::exportMesh(const QString &path) const
+{
+    const QString name = QFileInfo(path).fileName();
+    const QImage image = meshImage();
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG"))
+        return tr("Could not draw the mesh for %1").arg(name);
+    // Unbuffered: a buffered QSaveFile can commit after a failed flush (a full disk).
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
+        return tr("Could not write %1: %2").arg(name, file.errorString());
+    if (file.write(bytes) != bytes.size() || !file.commit())
+        return tr("Could not write %1: %2").arg(name, file.errorString());
+    return std::nullopt;
 }
 
 bool MainWindow::maybeSave()
@@ -656,6 +710,16 @@ void MainWindow::showEvent(QShowEvent *event)
         m_docksSized = true;
         resizeDocks({m_chartDocks.front()}, {std::max(260, height() * 36 / 100)}, Qt::Vertical);
     }
+}
+
+void MainWindow::quitForSignal()
+{
+    if (m_document->isModified())
+        m_autosaver->saveNow();
+    else
+        m_autosaver->discard();
+    // exit(), not quit(): quit() closes the windows first, and closing asks about unsaved work.
+    QCoreApplication::exit(0);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -6,11 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QImage>
 #include <QMainWindow>
 #include <QPointer>
 #include <QTimer>
 
 #include <array>
+#include <optional>
 #include <string>
 
 class QAction;
@@ -77,6 +79,13 @@ public:
     bool importHfConfig(const QString &path);
     bool save();
     bool saveAs(const QString &path);
+    /// Ends the session without asking (SIGTERM, SIGINT): unsaved work is written as a recovery
+    /// copy, offered at the next start; a clean plan leaves nothing behind.
+    void quitForSignal();
+    /// The mesh as a picture at `scale` times its on-screen pixels, header and title included.
+    QImage meshImage(qreal scale = 2.0) const;
+    /// Writes meshImage() as a PNG atomically; on failure an existing file is left as it was.
+    std::optional<QString> exportMesh(const QString &path) const;
     /// Offers the recovery copies a crashed session left (asks when interactive; else restores the newest).
     void offerRecovery();
     /// Switches the whole application to a dark (or back to the light) palette.
@@ -109,7 +118,17 @@ private:
     void selectOperation(const std::string &op, const std::string &kind, int collective, bool announce = true);
     void updateTitle();
     void updateRecentMenu();
-    bool applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey = -1);
+    /// The field an edit set, so that a refusal keeps what the user typed there and says why.
+    struct EditTarget {
+        std::string pointer;              ///< "/parallelism/tensor", "/workload/microbatches"
+        nlohmann::json value;             ///< what the user asked for
+        std::optional<model::Role> role;  ///< the degree the user set (others changing are said)
+    };
+    /// Applies an edit as one undo step. Degrees that change beyond the one the user set are
+    /// named, with the reason, in the undo entry and the status bar. A refused edit leaves the
+    /// plan as it was; with a target, the inspector keeps the typed value, marked, with the reason.
+    bool applyEdit(const QString &label, const model::Expected<nlohmann::json> &edited, int mergeKey = -1,
+                   const EditTarget &target = {});
     void reportError(const QString &title, const QString &message);
     bool maybeSave();
     void newPlan();

@@ -76,6 +76,12 @@ public:
     /// Hugging Face config.json).
     static model::Expected<nlohmann::json>
     readJsonFile(const QString &path, model::json_fields::DuplicateKeys duplicates = model::json_fields::DuplicateKeys::Refuse);
+    /// What a file holds, decided by its content, not its name: `"format": "meshplan/plan"` is a
+    /// plan; an object with `model_type` or `architectures` is a Hugging Face config. A file that
+    /// is neither (or not JSON) goes by its extension, .json a config, anything else a plan, so
+    /// that the error names what it was taken for.
+    enum class FileKind { Plan, HfConfig };
+    static FileKind kindOf(const QString &path);
     /// Writes `json` atomically (QSaveFile), 2-space indented with a trailing newline. JSON that
     /// could not be read back (non-finite numbers, too deep, bad UTF-8) is refused and nothing is
     /// written; on any failure an existing file is left intact. The message names the file.

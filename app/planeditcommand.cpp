@@ -34,6 +34,8 @@ bool PlanEditCommand::mergeWith(const QUndoCommand *other)
         return false;
     m_after = edit->m_after;
     m_lastEdit = edit->m_lastEdit;
+    setText(edit->text()); // the newest step says what the degrees became
+
     setObsolete(m_after == m_before);
     return true;
 }

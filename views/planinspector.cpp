@@ -5,6 +5,7 @@
 #include "plansummary.h"
 #include "rolestyle.h"
 
+#include <QAbstractSpinBox>
 #include <QCheckBox>
 #include <QKeyEvent>
 #include <QComboBox>
@@ -166,7 +167,9 @@ PlanInspector::PlanInspector(QWidget *parent)
     }
     m_chips = new QLabel(parBox);
     parForm->addRow(tr("Chips"), m_chips);
-    parForm->addRow(tr("ZeRO stage (data)"), intEditor(tr("ZeRO stage"), "/parallelism/zero_stage", 0, 3));
+    m_parallelismForm = parForm;
+    auto *zero = intEditor(tr("ZeRO stage"), "/parallelism/zero_stage", 0, 3);
+    parForm->addRow(tr("ZeRO stage (data)"), zero);
     auto *sp = new QCheckBox(parBox);
     addField(parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel", sp,
              tr("Megatron sequence parallelism inside the tensor group."),
@@ -174,11 +177,16 @@ PlanInspector::PlanInspector(QWidget *parent)
     connect(sp, &QCheckBox::toggled, this, [this](bool on) {
         emit fieldEdited(tr("Sequence parallelism"), "/parallelism/sequence_parallel", on, -1);
     });
-    parForm->addRow(tr("Schedule"), choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",
-                                                 {QStringLiteral("gpipe"), QStringLiteral("1f1b"),
-                                                  QStringLiteral("interleaved-1f1b"), QStringLiteral("zero-bubble")}));
-    parForm->addRow(tr("Microbatches"), intEditor(tr("Microbatches"), "/parallelism/microbatches", 1, 1'000'000));
-    parForm->addRow(tr("Virtual stages"), intEditor(tr("Virtual stages"), "/parallelism/virtual_stages", 1, 1024));
+    auto *schedule = choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",
+                                  {QStringLiteral("gpipe"), QStringLiteral("1f1b"), QStringLiteral("interleaved-1f1b"),
+                                   QStringLiteral("zero-bubble")});
+    parForm->addRow(tr("Schedule"), schedule);
+    auto *microbatches = intEditor(tr("Microbatches"), "/parallelism/microbatches", 1, 1'000'000);
+    parForm->addRow(tr("Microbatches"), microbatches);
+    auto *virtualStages = intEditor(tr("Virtual stages"), "/parallelism/virtual_stages", 1, 1024);
+    parForm->addRow(tr("Virtual stages"), virtualStages);
+    // Optimizer sharding, sequence parallelism and pipeline schedules mean nothing to serving.
+    m_trainingOnly = {zero, sp, schedule, microbatches, virtualStages};
     layout->addWidget(parBox);
 
     // Workload.
@@ -246,8 +254,19 @@ PlanInspector::PlanInspector(QWidget *parent)
     });
     layout->addWidget(m_inference);
     layout->addStretch(1);
-    for (QWidget *child : findChildren<QWidget *>())
+
+    m_note = new QLabel(this);
+    m_note->setWordWrap(true);
+    m_note->setObjectName(QStringLiteral("refusalNote"));
+    m_note->setStyleSheet(QStringLiteral("color: #c0392b;"));
+    m_note->setVisible(false);
+
+    for (QWidget *child : findChildren<QWidget *>()) {
         child->installEventFilter(this);
+        // The wheel scrolls the inspector; a field takes it only once clicked or tabbed into.
+        if (qobject_cast<QAbstractSpinBox *>(child) || qobject_cast<QComboBox *>(child))
+            child->setFocusPolicy(Qt::StrongFocus);
+    }
 }
 
 void PlanInspector::addField(QFormLayout *form, const QString &label, const std::string &pointer, QWidget *editor,
@@ -333,6 +352,15 @@ void PlanInspector::emitChip()
 
 bool PlanInspector::eventFilter(QObject *watched, QEvent *event)
 {
+    if (event->type() == QEvent::Wheel) {
+        auto *widget = qobject_cast<QWidget *>(watched);
+        if ((qobject_cast<QAbstractSpinBox *>(watched) || qobject_cast<QComboBox *>(watched)) && widget
+            && !widget->hasFocus()) {
+            // Passed on unaccepted, so the scroll area around the inspector scrolls instead.
+            event->ignore();
+            return true;
+        }
+    }
     if (event->type() == QEvent::ShortcutOverride) {
         const auto *key = static_cast<QKeyEvent *>(event);
         if (key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)
@@ -416,7 +444,82 @@ void PlanInspector::setPlan(const json &planJson, const model::Plan &plan,
     }
     m_training->setVisible(training);
     m_inference->setVisible(!training);
+    for (QWidget *editor : m_trainingOnly)
+        m_parallelismForm->setRowVisible(editor, training);
     m_summary->setText(planSummaryHtml(plan, evaluation));
+
+    // A plan that loads but cannot be evaluated (microbatches 17) marks the field to blame,
+    // as a refused edit does: the value stays, the reason is beside it.
+    clearMark();
+    if (!evaluation && !evaluation.error().path.empty()) {
+        std::string pointer = "/" + evaluation.error().path;
+        std::replace(pointer.begin(), pointer.end(), '.', '/');
+        if (editorAt(pointer))
+            markField(pointer, qs(evaluation.error().message));
+    }
+}
+
+QWidget *PlanInspector::editorAt(const std::string &pointer) const
+{
+    if (QWidget *editor = editorFor(pointer))
+        return editor;
+    for (model::Role role : model::kRoles)
+        if (pointer == "/parallelism/" + std::string(model::roleName(role)))
+            return m_degrees[static_cast<std::size_t>(role)];
+    return nullptr;
+}
+
+void PlanInspector::showRefusal(const std::string &pointer, const json &value, const QString &why)
+{
+    QWidget *editor = editorAt(pointer);
+    if (!editor)
+        return;
+    const QSignalBlocker block(editor);
+    if (auto *spin = qobject_cast<QSpinBox *>(editor); spin && value.is_number_integer())
+        spin->setValue(static_cast<int>(std::clamp<std::int64_t>(value.get<std::int64_t>(), spin->minimum(), spin->maximum())));
+    else if (auto *combo = qobject_cast<QComboBox *>(editor); combo && value.is_string())
+        combo->setCurrentText(qs(value.get<std::string>()));
+    else if (auto *line = qobject_cast<QLineEdit *>(editor); line && value.is_string())
+        line->setText(qs(value.get<std::string>()));
+    clearMark();
+    markField(pointer, why);
+}
+
+void PlanInspector::markField(const std::string &pointer, const QString &why)
+{
+    QWidget *editor = editorAt(pointer);
+    auto *form = editor && editor->parentWidget() ? qobject_cast<QFormLayout *>(editor->parentWidget()->layout()) : nullptr;
+    if (!form)
+        return;
+    editor->setStyleSheet(QStringLiteral("border: 2px solid #c0392b; border-radius: 3px;"));
+    int row = -1;
+    QFormLayout::ItemRole itemRole;
+    form->getWidgetPosition(editor, &row, &itemRole);
+    m_note->setText(why);
+    form->insertRow(row + 1, m_note);
+    m_note->setVisible(true);
+    m_markedPointer = pointer;
+}
+
+void PlanInspector::clearMark()
+{
+    if (m_markedPointer.empty())
+        return;
+    if (QWidget *editor = editorAt(m_markedPointer))
+        editor->setStyleSheet(QString());
+    if (auto *form = m_note->parentWidget() ? qobject_cast<QFormLayout *>(m_note->parentWidget()->layout()) : nullptr) {
+        const auto taken = form->takeRow(m_note);
+        delete taken.labelItem;
+        delete taken.fieldItem; // the layout item only: the note itself lives on
+    }
+    m_note->setParent(this);
+    m_note->setVisible(false);
+    m_markedPointer.clear();
+}
+
+QString PlanInspector::markedReason() const
+{
+    return m_markedPointer.empty() ? QString() : m_note->text();
 }
 
 QWidget *PlanInspector::editorFor(const std::string &pointer) const

@@ -41,6 +41,13 @@ public:
     /// Shows the operation picked in a chart (rich text), or hides the box for an empty string.
     void setSelectedOperation(const QString &html);
     QString selectedOperationText() const;
+    /// An edit of the field at `pointer` to `value` was refused: the field shows `value` anyway,
+    /// marked, with `why` beside it, until the plan changes. The plan is not touched.
+    void showRefusal(const std::string &pointer, const nlohmann::json &value, const QString &why);
+    /// The field marked as refused or as the reason the plan cannot be evaluated ("" for none),
+    /// and the reason shown beside it.
+    std::string markedField() const { return m_markedPointer; }
+    QString markedReason() const;
 
 signals:
     /// Set the field at `pointer` to `value`; edits of the same field merge (`mergeKey`).
@@ -67,6 +74,10 @@ private:
     QComboBox *choiceEditor(const QString &label, const std::string &pointer, const QStringList &choices);
     void emitHardware();
     void emitChip();
+    /// The editor of a field or degree by JSON pointer ("/parallelism/tensor" too).
+    QWidget *editorAt(const std::string &pointer) const;
+    void markField(const std::string &pointer, const QString &why);
+    void clearMark();
 
     std::vector<Field> m_fields;
     int m_nextMergeKey = 100;
@@ -88,6 +99,10 @@ private:
     QLabel *m_summary = nullptr;
     QGroupBox *m_selectedBox = nullptr;
     QLabel *m_selected = nullptr;
+    QFormLayout *m_parallelismForm = nullptr;
+    std::vector<QWidget *> m_trainingOnly; ///< rows of the parallelism form that serving hides
+    QLabel *m_note = nullptr;              ///< why the marked field is refused, in the row below it
+    std::string m_markedPointer;
 };
 
 } // namespace meshplan::views

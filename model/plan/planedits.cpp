@@ -165,6 +165,50 @@ bool fitsModel(Role role, int degree, const ModelSpec &model)
     return true;
 }
 
+/// The book's serving layout (ch. 7-8) for `plan`'s model and cluster: tensor parallelism inside
+/// the fast domain (an NVLink node or rack, a TPU slice), just wide enough that the weights take
+/// at most half of HBM (the rest is for the KV cache); for a mixture of experts that still does
+/// not fit, experts spread over more chips; replicas (data) over the rest.
+RoleDegrees servingLayout(const Plan &plan)
+{
+    const Topology &topology = plan.topology;
+    const std::int64_t chips = topology.chipCount();
+    std::int64_t domain = 1;
+    for (const MeshAxis &axis : topology.axes())
+        if (axis.link == LinkKind::Ici || axis.link == LinkKind::Nvlink)
+            domain *= axis.size;
+    const ModelSpec &model = plan.model;
+    const ParamCounts counts = countParams(model);
+    const double bytes = bytesPerElement(plan.inference.weightDtype);
+    const double routed = model.moe ? double(counts.expertParams) * model.moe->experts * model.moeLayerCount() : 0.0;
+    const double dense = double(counts.total) - routed;
+    const double budget = 0.5 * double(topology.chip().hbmBytes);
+    int tensor = 1;
+    for (int t : divisorsAscending(std::gcd(chips, domain))) {
+        if (!fitsModel(Role::Tensor, t, model))
+            continue;
+        tensor = t; // the widest that divides, unless a narrower one already fits
+        if ((dense + routed) * bytes / t <= budget)
+            break;
+    }
+    int expert = 1;
+    if (model.moe && (dense + routed) * bytes / tensor > budget) {
+        for (int e : divisorsAscending(chips / tensor)) {
+            if (!fitsModel(Role::Expert, e, model))
+                continue;
+            expert = e;
+            if ((dense + routed / e) * bytes / tensor <= budget)
+                break;
+        }
+    }
+    RoleDegrees degrees{};
+    degrees.fill(1);
+    degrees[at(Role::Tensor)] = tensor;
+    degrees[at(Role::Expert)] = expert;
+    degrees[at(Role::Data)] = static_cast<int>(chips / (std::int64_t(tensor) * expert));
+    return degrees;
+}
+
 /// The role that absorbs freed factors: fsdp for training, data for serving.
 Role batchRole(const Plan &plan)
 {
@@ -798,6 +842,18 @@ Expected<json> PlanEdits::withWorkloadKind(const json &plan, const std::string &
             workload["prompt_len"] = defaults.promptLen;
         if (!workload.contains("generate_len"))
             workload["generate_len"] = defaults.generateLen;
+        // A training layout (fsdp 1024 at batch 1) is no way to serve: propose the book's.
+        auto served = planFromJson(out, m_chips, m_models);
+        if (!served)
+            return served.error();
+        const RoleDegrees degrees = servingLayout(*served);
+        json &parallelism = out["parallelism"];
+        for (Role role : kRoles)
+            parallelism[nameOf(role)] = degrees[at(role)];
+        parallelism["placement"] = json::object();
+        // At least a sequence per replica, or the replicas have nothing to decode.
+        if (served->inference.batch < degrees[at(Role::Data)])
+            workload["batch"] = degrees[at(Role::Data)];
     }
     if (auto error = check(out))
         return *error;
