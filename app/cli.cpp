@@ -364,6 +364,15 @@ void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
         out << tableRow("  optimizer", m::formatSeconds(s["optimizer_s"].get<double>()));
         out << tableRow("MFU", m::formatNumber(100.0 * r["mfu"].get<double>()) + "%");
         out << tableRow("tokens/s", m::formatNumber(r["tokens_per_s"].get<double>()));
+        if (r.contains("train")) {
+            const auto &t = r["train"];
+            std::string run = m::formatNumber(t["days"].get<double>()) + " days for "
+                              + m::formatNumber(t["tokens"].get<double>()) + " tokens ("
+                              + m::formatNumber(t["steps"].get<double>()) + " steps)";
+            if (t["cost"].get<double>() > 0)
+                run += ", $" + m::formatNumber(t["cost"].get<double>());
+            out << tableRow("training run", run);
+        }
     }
     if (r.contains("inference")) {
         const auto &inf = r["inference"];

@@ -118,6 +118,12 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
             html += row(tr("  pipeline bubble"), secs(s.bubble));
         html += row(tr("MFU"), percent(e.mfu));
         html += row(tr("Tokens/s"), rate(e.tokensPerS));
+        if (e.run) {
+            QString run = tr("%1 days").arg(QString::number(e.run->days, 'g', 3));
+            if (e.run->cost > 0)
+                run += tr(", %1").arg(dollars(e.run->cost));
+            html += row(tr("Training run"), run);
+        }
     } else if (e.inference) {
         const auto &i = *e.inference;
         html += row(tr("Time to first token"), secs(i.timeToFirstTokenS));

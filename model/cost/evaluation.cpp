@@ -30,6 +30,15 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
         out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
         if (auto error = evaluateTraining(plan, placement.value(), mode, out))
             return *error;
+        if (plan.training.trainTokens > 0 && out.step.tokens > 0) {
+            TrainingRun run;
+            run.tokens = double(plan.training.trainTokens);
+            run.steps = run.tokens / out.step.tokens;
+            run.timeS = run.steps * out.step.time;
+            run.days = run.timeS / 86400.0;
+            run.cost = double(out.chips) * run.timeS / 3600.0 * plan.pricePerChipHour;
+            out.run = run;
+        }
         return out;
     }
     out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.inference.promptLen);
@@ -155,6 +164,12 @@ json evaluationToJson(const Evaluation &e, bool training)
                        {"tokens", bytesOut(s.tokens)}};
         out["mfu"] = finite(e.mfu);
         out["tokens_per_s"] = finite(e.tokensPerS);
+        if (e.run)
+            out["train"] = {{"tokens", finite(e.run->tokens)},
+                            {"steps", finite(e.run->steps)},
+                            {"time_s", finite(e.run->timeS)},
+                            {"days", finite(e.run->days)},
+                            {"cost", finite(e.run->cost)}};
     }
     if (e.inference) {
         const InferenceResult &i = *e.inference;

@@ -132,6 +132,16 @@ struct ServingExtras {
     double batchPerReplica = 0;
 };
 
+/// The whole training run of workload.train_tokens: steps of the plan's step time, and what the
+/// chip-hours cost at the plan's price.
+struct TrainingRun {
+    double tokens = 0;
+    double steps = 0;   ///< train_tokens / tokens per step (a last partial step counts in part)
+    double timeS = 0;   ///< steps x step time
+    double days = 0;
+    double cost = 0;    ///< chips x hours x price per chip-hour (0 without a price)
+};
+
 struct Evaluation {
     std::int64_t chips = 0;
     ServingExtras serving;
@@ -150,6 +160,7 @@ struct Evaluation {
     std::vector<CollectiveUse> collectives;
     std::vector<Warning> warnings;
     std::optional<InferenceResult> inference;
+    std::optional<TrainingRun> run; ///< training plans with workload.train_tokens
     /// Training: one layer's operations (dense and, for MoE, MoE layers) and the logits matmul at
     /// the per-chip tokens per microbatch. Serving: the mean decode step's ("decode: ...") and the
     /// prefill's ("prefill: ..."). Operations with no FLOPs or no bytes are left out. Not part of

@@ -209,6 +209,21 @@ ParallelismSpec readParallelism(const json &o)
     return p;
 }
 
+/// workload.stack: one of `known` (the stacks of this kind of workload), or "" when absent.
+std::string stackField(const json &o, const std::string &path, std::initializer_list<const char *> known)
+{
+    const std::string stack = jf::stringOr(o, "stack", path, "");
+    if (stack.empty() && !jf::has(o, "stack"))
+        return stack;
+    std::string names;
+    for (const char *name : known) {
+        if (stack == name)
+            return stack;
+        names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+    throw FieldError(path + ".stack", "must be one of " + names + ", got \"" + stack + "\"");
+}
+
 void readWorkload(const json &o, Plan &plan)
 {
     const std::string path = "workload";
@@ -235,6 +250,8 @@ void readWorkload(const json &o, Plan &plan)
                                       bytesPerElement(t.paramDtype) < bytesPerElement(t.optimizerDtype));
         const std::vector<std::pair<std::string, bool>> kernels{{"flash", true}, {"naive", false}};
         t.flashAttention = enumField(o, "attention", path, true, kernels, "flash or naive");
+        t.stack = stackField(o, path, {"megatron", "nemo", "maxtext", "torchtitan", "deepspeed", "composer"});
+        t.trainTokens = jf::integerOr(o, "train_tokens", path, 1, std::int64_t(1) << 62, 0);
     } else if (kind == "inference") {
         plan.kind = WorkloadKind::Inference;
         InferenceSpec &i = plan.inference;
@@ -247,7 +264,11 @@ void readWorkload(const json &o, Plan &plan)
             {"interleaved", Serving::Interleaved}, {"disaggregated", Serving::Disaggregated}};
         i.serving = enumField(o, "serving", path, Serving::Interleaved, servings, "interleaved or disaggregated");
         i.prefillChips = jf::integerOr(o, "prefill_chips", path, 0, kMaxChips, 0);
-        i.computeDtype = dtypeField(o, "compute_dtype", path, DType::Bf16);
+        // fp8 weights on a chip with an fp8 rate multiply in fp8 (W8A8, as TensorRT-LLM's FP8
+        // engines run); int8/int4 weights are weight-only, dequantized to bf16 (plan-format.md).
+        const bool w8a8 = i.weightDtype == DType::Fp8 && plan.topology.chip().listedPeakFlops(DType::Fp8) > 0;
+        i.computeDtype = dtypeField(o, "compute_dtype", path, w8a8 ? DType::Fp8 : DType::Bf16);
+        i.stack = stackField(o, path, {"tensorrt-llm", "vllm", "sglang", "jetstream"});
         i.latencyTargetS = jf::positiveNumberOr(o, "latency_target_s", path, 0.0, true);
         if (i.serving == Serving::Disaggregated && i.prefillChips == 0)
             throw FieldError("workload.prefill_chips", "disaggregated serving needs a positive number of prefill chips");
@@ -348,6 +369,10 @@ json planToJson(const Plan &plan)
                     {"master_weights", t.masterWeights},
                     {"remat", rematName(t.remat)},
                     {"attention", t.flashAttention ? "flash" : "naive"}};
+        if (!t.stack.empty())
+            workload["stack"] = t.stack;
+        if (t.trainTokens > 0)
+            workload["train_tokens"] = t.trainTokens;
     } else {
         const InferenceSpec &i = plan.inference;
         workload = {{"kind", "inference"},
@@ -361,6 +386,8 @@ json planToJson(const Plan &plan)
                     {"compute_dtype", dtypeName(i.computeDtype)}};
         if (i.latencyTargetS > 0)
             workload["latency_target_s"] = i.latencyTargetS;
+        if (!i.stack.empty())
+            workload["stack"] = i.stack;
     }
     json hardware = plan.topologyRef;
     hardware["chip"] = plan.chipRef;

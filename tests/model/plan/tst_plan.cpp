@@ -343,6 +343,11 @@ private slots:
         row("base plan is valid", "{}", "ok", "");
         row("unknown chip", R"({"hardware": {"chip": "tpu-v9"}})", "parse", "hardware.chip", "tpu-v9");
         row("unknown model", R"({"model": "llama-5-1t"})", "parse", "model", "llama-5-1t");
+        row("unknown stack", R"({"workload": {"stack": "jax-nightly"}})", "parse", "workload.stack", "maxtext");
+        row("a serving stack for training", R"({"workload": {"stack": "vllm"}})", "parse", "workload.stack", "vllm");
+        row("stack not a string", R"({"workload": {"stack": 3}})", "parse", "workload.stack");
+        row("train_tokens zero", R"({"workload": {"train_tokens": 0}})", "parse", "workload.train_tokens");
+        row("train_tokens fractional", R"({"workload": {"train_tokens": 1500.5}})", "parse", "workload.train_tokens");
         row("degree product mismatch", R"({"parallelism": {"fsdp": 512}})", "any", "parallelism", "8192");
         row("tensor does not divide heads", R"({"parallelism": {"tensor": 128, "fsdp": 32}})", "evaluate",
             "parallelism.tensor", "64");
@@ -600,6 +605,61 @@ private slots:
                                 .arg(activations[1])
                                 .arg(activations[2])));
         QVERIFY(activations[0] < activations[2]);
+    }
+
+    // The keys plan-format.md added (issue 14): stack and train_tokens are read and written back;
+    // a training run's days and cost follow from the step by hand.
+    void stackAndTrainTokens()
+    {
+        json doc = invariantPlan();
+        doc["workload"]["stack"] = "maxtext";
+        doc["workload"]["train_tokens"] = 15'000'000'000'000; // LLaMA-3's 15T tokens
+        doc["hardware"]["price_per_hour"] = 4.2;
+        const auto plan = parsePlan(doc);
+        QVERIFY2(plan, plan ? "" : plan.error().toString().c_str());
+        QCOMPARE(plan->training.stack, std::string("maxtext"));
+        QCOMPARE(plan->training.trainTokens, std::int64_t{15'000'000'000'000});
+        const json written = planToJson(*plan);
+        QVERIFY(written["workload"]["stack"] == json("maxtext"));
+        QVERIFY(written["workload"]["train_tokens"] == json(15'000'000'000'000));
+        const auto e = evaluate(*plan);
+        QVERIFY(e && e->run);
+        // 1024 x 4096 = 4,194,304 tokens a step: 15e12 / 4194304 = 3,576,278.7 steps.
+        QVERIFY(std::abs(e->run->steps - 15e12 / 4194304.0) < 1e-6);
+        QVERIFY(std::abs(e->run->days - e->run->steps * e->step.time / 86400.0) <= 1e-9 * e->run->days);
+        // 4096 chips x hours x $4.20.
+        QVERIFY(std::abs(e->run->cost - 4096.0 * e->run->steps * e->step.time / 3600.0 * 4.2) <= 1e-9 * e->run->cost);
+        const json r = evaluationToJson(*e, true);
+        QVERIFY(r.contains("train") && r["train"]["days"].get<double>() > 0);
+        QVERIFY(!evaluationToJson(*evaluate(*parsePlan(invariantPlan())), true).contains("train"));
+
+        // Serving stacks on serving plans.
+        json serve = basePlan();
+        serve["workload"] = {{"kind", "inference"}, {"batch", 2048}, {"prompt_len", 2048}, {"generate_len", 512}, {"stack", "vllm"}};
+        serve["parallelism"] = {{"data", 2048}, {"tensor", 4}};
+        const auto served = parsePlan(serve);
+        QVERIFY2(served, served ? "" : served.error().toString().c_str());
+        QCOMPARE(served->inference.stack, std::string("vllm"));
+        QVERIFY(planToJson(*served)["workload"]["stack"] == json("vllm"));
+    }
+
+    // Inference compute_dtype defaults to fp8 for fp8 weights on a chip with an fp8 rate (W8A8),
+    // else bf16 (weight-only int8/int4), as plan-format.md says.
+    void inferenceComputeDtypeDefault()
+    {
+        const auto computeFor = [](const char *chip, json topology, const char *weights) {
+            json doc = basePlan();
+            doc["hardware"] = {{"chip", chip}, {"topology", topology}};
+            doc["parallelism"] = {{"tensor", 8}};
+            doc["workload"] = {{"kind", "inference"}, {"batch", 8}, {"prompt_len", 2048}, {"generate_len", 512}, {"weight_dtype", weights}};
+            const auto plan = parsePlan(doc);
+            return plan ? std::string(dtypeName(plan->inference.computeDtype)) : plan.error().toString();
+        };
+        const json node = {{"nodes", 1}, {"gpus_per_node", 8}};
+        QCOMPARE(computeFor("h100-sxm", node, "fp8"), std::string("fp8"));
+        QCOMPARE(computeFor("h100-sxm", node, "int8"), std::string("bf16"));
+        QCOMPARE(computeFor("h100-sxm", node, "bf16"), std::string("bf16"));
+        QCOMPARE(computeFor("a100-80gb", node, "fp8"), std::string("bf16")); // no fp8 rate on A100
     }
 
     void doublingTheBatch()
