@@ -2,10 +2,12 @@
 
 #include "base/dtype.h"
 #include "hardware/chipcatalog.h"
+#include "plan/plantitle.h"
 #include "plansummary.h"
 #include "rolestyle.h"
 
 #include <QAbstractSpinBox>
+#include <QApplication>
 #include <QCheckBox>
 #include <QKeyEvent>
 #include <QComboBox>
@@ -14,8 +16,12 @@
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPalette>
+#include <QPointer>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -437,6 +443,7 @@ void PlanInspector::setPlan(const json &planJson, const model::Plan &plan,
     }
     m_chips->setText(QString::number(plan.topology.chipCount()) + QStringLiteral(" · ") + qs(plan.topology.describe()));
     m_model->setText(qs(plan.model.name));
+    m_title->setPlaceholderText(qs(model::generatedTitle(plan))); // what a plan without a title is called
     const bool training = plan.kind == model::WorkloadKind::Training;
     {
         const QSignalBlocker block(m_kind);
@@ -491,7 +498,8 @@ void PlanInspector::markField(const std::string &pointer, const QString &why)
     auto *form = editor && editor->parentWidget() ? qobject_cast<QFormLayout *>(editor->parentWidget()->layout()) : nullptr;
     if (!form)
         return;
-    editor->setStyleSheet(QStringLiteral("border: 2px solid #c0392b; border-radius: 3px;"));
+    tint(editor);
+    editor->setProperty("refused", true);
     int row = -1;
     QFormLayout::ItemRole itemRole;
     form->getWidgetPosition(editor, &row, &itemRole);
@@ -499,14 +507,48 @@ void PlanInspector::markField(const std::string &pointer, const QString &why)
     form->insertRow(row + 1, m_note);
     m_note->setVisible(true);
     m_markedPointer = pointer;
+    // The inspector scrolls: bring the marked field and its reason into view.
+    for (QWidget *w = parentWidget(); w; w = w->parentWidget())
+        if (auto *scroll = qobject_cast<QScrollArea *>(w)) {
+            QTimer::singleShot(0, scroll, [scroll, note = QPointer<QLabel>(m_note), field = QPointer<QWidget>(editor)] {
+                if (field)
+                    scroll->ensureWidgetVisible(field, 20, 20);
+                if (note && note->isVisible())
+                    scroll->ensureWidgetVisible(note, 20, 20);
+            });
+            break;
+        }
+}
+
+void PlanInspector::tint(QWidget *editor)
+{
+    // Tinted rather than restyled: a style sheet would replace the spin box's native arrows. The
+    // application's palette, not ours: a theme switch reaches this widget only with its events.
+    QPalette tinted = QApplication::palette();
+    const QColor base = tinted.color(QPalette::Base);
+    const QColor red(0xc0, 0x39, 0x2b);
+    const auto mix = [](float a, float b) { return 0.7f * a + 0.3f * b; };
+    tinted.setColor(QPalette::Base, QColor::fromRgbF(mix(base.redF(), red.redF()), mix(base.greenF(), red.greenF()),
+                                                     mix(base.blueF(), red.blueF())));
+    editor->setPalette(tinted);
+}
+
+void PlanInspector::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::ApplicationPaletteChange && !m_markedPointer.empty())
+        if (QWidget *editor = editorAt(m_markedPointer))
+            tint(editor);
 }
 
 void PlanInspector::clearMark()
 {
     if (m_markedPointer.empty())
         return;
-    if (QWidget *editor = editorAt(m_markedPointer))
-        editor->setStyleSheet(QString());
+    if (QWidget *editor = editorAt(m_markedPointer)) {
+        editor->setPalette(QPalette());
+        editor->setProperty("refused", false);
+    }
     if (auto *form = m_note->parentWidget() ? qobject_cast<QFormLayout *>(m_note->parentWidget()->layout()) : nullptr) {
         const auto taken = form->takeRow(m_note);
         delete taken.labelItem;

@@ -65,6 +65,7 @@ signals:
 protected:
     /// Keeps Undo and Redo for the document: a focused field would take them for its own text.
     bool eventFilter(QObject *watched, QEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
     struct Field;
@@ -78,6 +79,7 @@ private:
     QWidget *editorAt(const std::string &pointer) const;
     void markField(const std::string &pointer, const QString &why);
     void clearMark();
+    static void tint(QWidget *editor);
 
     std::vector<Field> m_fields;
     int m_nextMergeKey = 100;
