@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <cmath>
@@ -267,15 +268,31 @@ void printSlice(const json &r, std::ostream &out)
 
 constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 
+/// JSON for stdout. Strings that are not UTF-8 (a command-line argument quoted in an error)
+/// are written with U+FFFD rather than throwing, so an error report can never crash.
+std::string dumpJson(const json &value)
+{
+    return value.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
 /// A file that cannot be read; reported with the file's name, never mistaken for an option.
 struct FileError {
     std::string file;
     std::string message;
 };
 
-/// Reads a whole file (pipes too); a FileError when it is missing, unreadable or absurdly large.
+/// Reads a whole regular file; a FileError when it is missing, a folder or another kind of file
+/// (a FIFO would block the read forever), unreadable or absurdly large.
 std::string readFile(const std::string &path)
 {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+        throw FileError{path, "does not exist"};
+    if (std::filesystem::is_directory(status))
+        throw FileError{path, "is a folder, not a file"};
+    if (!std::filesystem::is_regular_file(status))
+        throw FileError{path, "is not a regular file (a pipe, a device or a socket)"};
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw FileError{path, "cannot open the file"};
@@ -410,15 +427,17 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         const std::string shown = flagFor(path);
         err << "meshplan-cli: " << (shown.empty() ? "" : shown + ": ") << message << "\n";
         if (asJson)
-            out << json{{"error", {{"path", shown}, {"message", message}}}}.dump(2) << "\n";
+            out << dumpJson(json{{"error", {{"path", shown}, {"message", message}}}}) << "\n";
         return kBadInput;
     };
 
     // Errors inside a file name the file, then the JSON path of the field (plan-format.md).
-    const auto failIn = [&](const std::string &file, const std::string &path, const std::string &message) {
+    const auto failIn = [&](const std::string &file, const std::string &rawPath, const std::string &message) {
+        // A whole-file error (not JSON, not UTF-8) carries the file as its path: name it once.
+        const std::string path = rawPath == file ? std::string() : rawPath;
         err << "meshplan-cli: " << file << ": " << (path.empty() ? "" : path + ": ") << message << "\n";
         if (asJson)
-            out << json{{"error", {{"file", file}, {"path", path}, {"message", message}}}}.dump(2) << "\n";
+            out << dumpJson(json{{"error", {{"file", file}, {"path", path}, {"message", message}}}}) << "\n";
         return kBadInput;
     };
 
@@ -480,7 +499,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
                 for (const auto &model : catalog.models())
                     list.push_back({{"id", model.id}, {"name", model.name}, {"params", m::countParams(model).total}});
                 if (asJson) {
-                    out << json{{"models", list}}.dump(2) << "\n";
+                    out << dumpJson(json{{"models", list}}) << "\n";
                 } else {
                     out << "Models in the built-in catalog:\n";
                     for (const auto &item : list) {
@@ -516,7 +535,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
                 return fail("kv_dtype", "unknown dtype (expected one of " + m::dtypeList() + ")");
             const json r = modelSummary(model, seqLen, *kv);
             if (asJson)
-                out << r.dump(2) << "\n";
+                out << dumpJson(r) << "\n";
             else
                 printModel(r, out);
             return 0;
@@ -558,7 +577,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
             r["timing"] = {{"evaluations", repeat}, {"median_s", times[times.size() / 2]}, {"min_s", times.front()}};
         }
         if (asJson) {
-            out << r.dump(2) << "\n";
+            out << dumpJson(r) << "\n";
         } else {
             printEvaluation(plan.value(), r, out);
             if (r.contains("timing"))
@@ -607,7 +626,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
             for (const auto &p : points.value())
                 list.push_back(pointJson(p));
             if (asJson) {
-                out << json{{"points", list}}.dump(2) << "\n";
+                out << dumpJson(json{{"points", list}}) << "\n";
             } else {
                 out << "batch   latency/token   tokens/s   per chip   $/M tokens\n";
                 for (const auto &p : points.value()) {
@@ -632,8 +651,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         if (!choice)
             return fail(choice.error().path, choice.error().message);
         if (asJson)
-            out << json{{"description", choice->description}, {"point", pointJson(choice->point)},
-                        {"plan", m::planToJson(choice->plan)}}.dump(2) << "\n";
+            out << dumpJson(json{{"description", choice->description}, {"point", pointJson(choice->point)},
+                        {"plan", m::planToJson(choice->plan)}}) << "\n";
         else
             out << choice->description << "\n";
         return 0;
@@ -662,7 +681,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
 
     const json &r = result.value();
     if (asJson) {
-        out << r.dump(2) << "\n";
+        out << dumpJson(r) << "\n";
         return 0;
     }
     if (command == "hardware")

@@ -6,7 +6,9 @@
 
 #include <iostream>
 
-int main(int argc, char **argv)
+namespace {
+
+int run(int argc, char **argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "render") {
@@ -29,4 +31,19 @@ int main(int argc, char **argv)
         return meshplan::app::runRender(args, std::cout, std::cerr);
     }
     return meshplan::app::runCli(args, std::cout, std::cerr);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Nothing a user feeds the CLI may end it with an uncaught exception (an abort and a core).
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {
+        std::cerr << "meshplan-cli: internal error: " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "meshplan-cli: internal error\n";
+    }
+    return 1;
 }

@@ -1,10 +1,12 @@
 // meshplan: the desktop planner. `meshplan [FILE]` opens a plan (or the default plan);
 // `meshplan --screenshot OUT.png [--size WxH] [FILE]` renders the window offscreen and exits.
+#include "atomicwrite.h"
 #include "mainwindow.h"
 #include "meshcanvas.h"
 #include "quitsignals.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QCommandLineParser>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -109,8 +111,13 @@ int main(int argc, char **argv)
         window.updateCharts(false);
         QApplication::processEvents();
         const QString out = parser.value(shotOption);
-        if (!window.grab().save(out, "PNG"))
-            return fail(QStringLiteral("--screenshot: cannot write %1").arg(out));
+        // Into memory, then atomically: a full disk must not destroy the picture already there.
+        QByteArray bytes;
+        QBuffer buffer(&bytes);
+        if (!buffer.open(QIODevice::WriteOnly) || !window.grab().save(&buffer, "PNG"))
+            return fail(QStringLiteral("--screenshot: the window could not be drawn"));
+        if (auto error = meshplan::views::writeFileAtomically(out, bytes))
+            return fail(QStringLiteral("--screenshot: %1").arg(*error));
         std::printf("%s\n", qPrintable(out));
         return 0;
     }

@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "atomicwrite.h"
 #include "autosaver.h"
 #include "cardlist.h"
 #include "chartfeed.h"
@@ -39,7 +40,6 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QStatusBar>
@@ -656,13 +656,7 @@ std::optional<QString> MainWindow::exportMesh(const QString &path) const
     QBuffer buffer(&bytes);
     if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG"))
         return tr("Could not draw the mesh for %1").arg(name);
-    // Unbuffered: a buffered QSaveFile can commit after a failed flush (a full disk).
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
-        return tr("Could not write %1: %2").arg(name, file.errorString());
-    if (file.write(bytes) != bytes.size() || !file.commit())
-        return tr("Could not write %1: %2").arg(name, file.errorString());
-    return std::nullopt;
+    return views::writeFileAtomically(path, bytes, name);
 }
 
 bool MainWindow::maybeSave()

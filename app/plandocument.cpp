@@ -1,5 +1,6 @@
 #include "plan/plantitle.h"
 #include "plandocument.h"
+#include "atomicwrite.h"
 
 #include "planeditcommand.h"
 
@@ -11,7 +12,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QUndoStack>
 #include <QtDebug>
 
@@ -243,6 +243,9 @@ m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::j
         return m::Error{shown, "does not exist"};
     if (info.isDir())
         return m::Error{shown, "is a folder, not a file"};
+    // Opening a FIFO would wait for a writer forever (and a device could be endless).
+    if (!info.isFile())
+        return m::Error{shown, "is not a regular file (a pipe, a device or a socket)"};
     if (info.size() > kMaxFileBytes)
         return m::Error{shown, "is larger than 16 MiB; a plan is a few kilobytes"};
     QFile file(path);
@@ -270,18 +273,7 @@ std::optional<QString> PlanDocument::writeJsonFile(const QString &path, const nl
         return tr("%1: %2; nothing was written").arg(shown, QString::fromStdString(error->toString()));
     std::string text;
     writeReadable(readableOrder(json), 0, text);
-    const QByteArray bytes = QByteArray::fromStdString(text + '\n');
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return tr("%1: cannot be written (%2)").arg(shown, file.errorString());
-    if (file.write(bytes) != bytes.size()) {
-        const QString reason = file.errorString();
-        file.cancelWriting();
-        return tr("%1: could not be written (%2); the file on disk is unchanged").arg(shown, reason);
-    }
-    if (!file.commit())
-        return tr("%1: could not be written (%2); the file on disk is unchanged").arg(shown, file.errorString());
-    return std::nullopt;
+    return views::writeFileAtomically(path, QByteArray::fromStdString(text + '\n'), shown);
 }
 
 std::optional<model::Error> PlanDocument::checkStorable(const nlohmann::json &document)

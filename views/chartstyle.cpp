@@ -1,9 +1,12 @@
 #include "chartstyle.h"
+#include "atomicwrite.h"
 
 #include <qcustomplot.h>
 
-#include <QFile>
+#include <QBuffer>
 #include <QFileInfo>
+#include <QPageLayout>
+#include <QPdfWriter>
 #include <QRegularExpression>
 #include <QSvgGenerator>
 
@@ -250,18 +253,13 @@ namespace {
 
 /// QSvgGenerator names only the font's family; a reader without that font falls back to its
 /// default face, a serif one in browsers. A generic fallback after each family keeps it sans.
-bool addGenericFontFamily(const QString &path)
+/// Fonts in an SVG end in a generic family, so a viewer without DejaVu still draws sans-serif.
+QByteArray addGenericFontFamily(const QByteArray &bytes)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return false;
-    QString svg = QString::fromUtf8(file.readAll());
-    file.close();
+    QString svg = QString::fromUtf8(bytes);
     static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
     svg.replace(family, QStringLiteral("font-family=\"\\1, sans-serif\""));
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        return false;
-    return file.write(svg.toUtf8()) > 0;
+    return svg.toUtf8();
 }
 
 } // namespace
@@ -307,19 +305,41 @@ std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int w
         return QStringLiteral("%1: needs a file name before the extension").arg(path);
     const int outW = static_cast<int>(std::lround(width * scale));
     const int outH = static_cast<int>(std::lround(height * scale));
+    // Drawn into memory first, then written atomically: a full disk leaves the old file as it was.
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
     bool ok = false;
     if (suffix == QLatin1String("png")) {
         QPixmap image = plot->toPixmap(width, height, scale);
         if (image.size() != QSize(outW, outH)) // rounding of width x scale: at most a pixel
             image = image.scaled(outW, outH, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
-        ok = !image.isNull() && image.save(path, "PNG");
+        ok = !image.isNull() && image.save(&buffer, "PNG");
     } else if (suffix == QLatin1String("pdf")) {
-        ok = plot->savePdf(path, width, height, QCP::epNoCosmetic);
+        // As QCustomPlot's savePdf (a printer at screen resolution, one page of width x height
+        // device pixels), but into the buffer: at 96 dpi text is laid out as on screen.
+        constexpr int kDpi = 96;
+        QPdfWriter writer(&buffer);
+        writer.setResolution(kDpi);
+        writer.setCreator(QStringLiteral("Meshplan"));
+        writer.setTitle(title.isEmpty() ? QStringLiteral("Meshplan chart") : title);
+        writer.setPageLayout(QPageLayout(QPageSize(QSizeF(width, height) * (72.0 / kDpi), QPageSize::Point),
+                                         QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+        QCPPainter painter;
+        ok = painter.begin(&writer);
+        if (ok) {
+            painter.setMode(QCPPainter::pmVectorized);
+            painter.setMode(QCPPainter::pmNoCaching);
+            painter.setMode(QCPPainter::pmNonCosmetic);
+            painter.setWindow(QRect(0, 0, width, height));
+            plot->toPainter(&painter, width, height);
+            ok = painter.end();
+        }
     } else if (suffix == QLatin1String("svg")) {
         // QCustomPlot 2.1 has no saveSvg: paint into a QSvgGenerator (qt-and-platform-notes 2.2).
         // At 96 dpi font sizes in the file match the PNG's (the generator's default is 72).
         QSvgGenerator generator;
-        generator.setFileName(path);
+        generator.setOutputDevice(&buffer);
         generator.setResolution(96);
         generator.setSize(QSize(outW, outH));
         generator.setViewBox(QRect(0, 0, width, height));
@@ -330,12 +350,15 @@ std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int w
             plot->toPainter(&painter, width, height);
             ok = painter.end();
         }
-        ok = ok && QFileInfo(path).size() > 0 && addGenericFontFamily(path);
+        if (ok)
+            bytes = addGenericFontFamily(bytes);
     } else {
         return QStringLiteral("%1: unknown format \"%2\" (use .png, .pdf or .svg)").arg(path, suffix);
     }
-    if (!ok)
-        return QStringLiteral("%1: could not be written").arg(path);
+    if (!ok || bytes.isEmpty())
+        return QStringLiteral("%1: the chart could not be drawn; nothing was written").arg(path);
+    if (auto error = writeFileAtomically(path, bytes))
+        return error;
     return std::nullopt;
 }
 

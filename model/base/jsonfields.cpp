@@ -133,22 +133,73 @@ bool boolean(const json &object, const std::string &key, const std::string &path
 
 namespace {
 
-/// "line 3, column 14" of the first `token` in `text`, or "" when it is not there.
-std::string whereIs(const std::string &text, const std::string &token)
+/// "line 3, column 14" of byte `at` of `text`.
+std::string lineColumnAt(const std::string &text, std::size_t at)
 {
-    const auto at = token.empty() ? std::string::npos : text.find(token);
-    if (at == std::string::npos)
-        return "";
-    const auto lineStart = text.rfind('\n', at);
+    const auto lineStart = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
     const auto column = at - (lineStart == std::string::npos ? 0 : lineStart + 1) + 1;
     return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+/// "line 3, column 14" of the first `token` in `text`, or "" when it is not there.
+std::string whereIs(const std::string &text, const std::string &token)
+{
+    const auto at = token.empty() ? std::string::npos : text.find(token);
+    return at == std::string::npos ? "" : lineColumnAt(text, at);
+}
+
 } // namespace
+
+std::size_t firstInvalidUtf8(std::string_view text)
+{
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const auto continuation = [&](std::size_t i) { return i < text.size() && (byte(i) & 0xC0) == 0x80; };
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const unsigned char c = byte(i);
+        std::size_t length = 0;
+        std::uint32_t code = 0;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            length = 2;
+            code = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            length = 3;
+            code = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            length = 4;
+            code = c & 0x07;
+        } else {
+            return i;
+        }
+        for (std::size_t k = 1; k < length; ++k) {
+            if (!continuation(i + k))
+                return i;
+            code = (code << 6) | (byte(i + k) & 0x3F);
+        }
+        // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8 either.
+        static constexpr std::uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+        if (code < kSmallest[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF)
+            return i;
+        i += length;
+    }
+    return std::string_view::npos;
+}
 
 json parse(const std::string &text, const std::string &what, int maxDepth, DuplicateKeys duplicates)
 {
+    // Before the parser: its messages quote the bad bytes, and JSON cannot carry them onwards.
+    if (text.size() >= 2
+        && ((text[0] == '\xFF' && text[1] == '\xFE') || (text[0] == '\xFE' && text[1] == '\xFF')))
+        throw FieldError(what, "is UTF-16 text; save it as UTF-8");
+    if (const std::size_t bad = firstInvalidUtf8(text); bad != std::string_view::npos)
+        throw FieldError(what, "is not UTF-8 at byte " + std::to_string(bad) + " (" + lineColumnAt(text, bad)
+                                   + "); save it as UTF-8");
+    if (const std::size_t nul = text.find('\0'); nul != std::string::npos)
+        throw FieldError(what, "holds a NUL byte at byte " + std::to_string(nul) + "; a JSON file is text");
     bool tooDeep = false;
     std::string duplicate; // "workload.seq_len"
     // Each object or array being read, innermost last: its path and, for objects, the keys so far.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string_view>
 #include <stdexcept>
 #include <string>
 
@@ -54,8 +55,13 @@ enum class DuplicateKeys {
     LastWins, ///< as nlohmann does: Hugging Face configs in the wild repeat keys
 };
 
+/// The offset of the first byte of `text` that is not well-formed UTF-8 (overlong forms and
+/// surrogates included), or npos.
+std::size_t firstInvalidUtf8(std::string_view text);
+
 /// Parses text as JSON with a nesting limit, turning every nlohmann failure into a FieldError
-/// (with the line and column of a number too large for a double).
+/// (with the line and column of a number too large for a double). Text that is not UTF-8 (UTF-16
+/// included) or holds a NUL byte is refused before parsing, naming the byte.
 json parse(const std::string &text, const std::string &what, int maxDepth = 64,
            DuplicateKeys duplicates = DuplicateKeys::Refuse);
 

@@ -6,6 +6,7 @@
 #include "transformer/hfconfig.h"
 #include "transformer/modelcatalog.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -183,7 +184,11 @@ ParallelismSpec readParallelism(const json &o)
                 for (const auto &item : list) {
                     if (!item.is_string())
                         throw FieldError(rp, "must list axis names, got " + jf::describe(item));
-                    names.push_back(item.get<std::string>());
+                    const std::string name = item.get<std::string>();
+                    // ["gpu", "gpu"] would count the axis twice in the role's degree.
+                    if (std::find(names.begin(), names.end(), name) != names.end())
+                        throw FieldError(rp, "lists axis \"" + name + "\" twice");
+                    names.push_back(name);
                 }
             } else {
                 throw FieldError(rp, "must list axis names, got " + jf::describe(list));

@@ -2,6 +2,7 @@
 // clear line for every kind of bad input.
 #include "cli.h"
 
+#include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -12,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+
+#include <sys/stat.h>
 
 using nlohmann::json;
 
@@ -412,6 +415,84 @@ private slots:
         QVERIFY(j["error"].contains("path") && j["error"].contains("message"));
         QCOMPARE(QString::fromStdString(j["error"]["path"].get<std::string>()), path);
         QVERIFY(!j["error"]["message"].get<std::string>().empty());
+    }
+
+    // Issue 15: hostile files and arguments. Each gets its own message, on stderr and in --json,
+    // and nothing throws (an invalid UTF-8 byte in a --json error used to abort the CLI).
+    void hostileInput_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QByteArray>("content"); // "fifo" and "folder" make those instead of a file
+        QTest::addColumn<QString>("says");
+        const QByteArray plan = QByteArray::fromStdString(patchedPlan({}));
+        QByteArray utf16("\xFF\xFE");
+        for (char c : plan) {
+            utf16 += c;
+            utf16 += '\0';
+        }
+        QByteArray badKey = plan;
+        badKey.replace("\"title\"", "\"ti\xFFtle\"");
+        const QString ev = QStringLiteral("evaluate");
+        const QString hf = QStringLiteral("hf-config");
+        QTest::newRow("one byte 0xEF") << ev << QByteArray("\xEF") << QStringLiteral("is not UTF-8 at byte 0 (line 1, column 1)");
+        QTest::newRow("UTF-16 plan") << ev << utf16 << QStringLiteral("is UTF-16 text; save it as UTF-8");
+        QTest::newRow("invalid UTF-8 in a key") << ev << badKey << QStringLiteral("is not UTF-8 at byte");
+        QTest::newRow("NUL after the document") << ev << plan + QByteArray(1, '\0') << QStringLiteral("holds a NUL byte at byte");
+        QTest::newRow("a FIFO") << ev << QByteArray("fifo") << QStringLiteral("is not a regular file");
+        QTest::newRow("a folder") << ev << QByteArray("folder") << QStringLiteral("is a folder, not a file");
+        QTest::newRow("axis twice") << ev
+                                    << QByteArray::fromStdString(patchedPlan(QStringLiteral(
+                                           R"({"parallelism": {"placement": {"tensor": ["x", "x"]}}})")))
+                                    << QStringLiteral("parallelism.placement.tensor: lists axis \"x\" twice");
+        QTest::newRow("config not UTF-8") << hf << QByteArray("{\"model_type\": \"\xFF\"}") << QStringLiteral("is not UTF-8 at byte 16 (line 1, column 17)");
+        QTest::newRow("config FIFO") << hf << QByteArray("fifo") << QStringLiteral("is not a regular file");
+        QTest::newRow("config not JSON") << hf << QByteArray("{oops") << QStringLiteral("is not valid JSON");
+    }
+
+    void hostileInput()
+    {
+        QFETCH(QString, command);
+        QFETCH(QByteArray, content);
+        QFETCH(QString, says);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("input"));
+        if (content == "fifo") {
+            QCOMPARE(::mkfifo(QFile::encodeName(path).constData(), 0600), 0);
+        } else if (content == "folder") {
+            QVERIFY(QDir().mkpath(path));
+        } else {
+            writeFile(dir, QStringLiteral("input"), content.toStdString());
+        }
+        const std::string file = path.toStdString();
+        const std::vector<std::string> args = command == QLatin1String("evaluate")
+                                                  ? std::vector<std::string>{"evaluate", file}
+                                                  : std::vector<std::string>{"model", "--hf-config", file};
+        const auto human = cli(args);
+        QCOMPARE(human.code, 2);
+        // The file once, then the message: "meshplan-cli: F: is not UTF-8 ...", never "F: F: ...".
+        const std::string expected = "meshplan-cli: " + file + ": ";
+        QVERIFY2(human.err.rfind(expected, 0) == 0 && human.err.find(file + ": " + file) == std::string::npos,
+                 human.err.c_str());
+        QVERIFY2(QString::fromStdString(human.err).contains(says), human.err.c_str());
+        std::vector<std::string> jsonArgs = args;
+        jsonArgs.push_back("--json");
+        const auto asJson = cli(jsonArgs);
+        QCOMPARE(asJson.code, 2);
+        const json j = json::parse(asJson.out);
+        QVERIFY2(QString::fromStdString(j.at("error").at("message").get<std::string>()).contains(says.section(u':', -1).trimmed()),
+                 asJson.out.c_str());
+    }
+
+    // Arguments are not files: an invalid UTF-8 byte in one is quoted as U+FFFD in --json.
+    void invalidUtf8ArgumentDoesNotCrash()
+    {
+        const auto r = cli({"model", "\xFF", "--json"});
+        QCOMPARE(r.code, 2);
+        const json j = json::parse(r.out);
+        QVERIFY2(j.at("error").at("message").get<std::string>().find("\xEF\xBF\xBD") != std::string::npos, r.out.c_str());
+        const auto chip = cli({"hardware", "\xC3\x28", "--json"});
+        QCOMPARE(chip.code, 2);
+        QVERIFY(json::parse(chip.out).contains("error"));
     }
 
     // A plan file that is not there: exit 2, one line naming the file as given.

@@ -2,6 +2,7 @@
 // views, the wheel editing the plan, silent rewrites of degrees, refusals that lose the edit, and
 // a kill that leaves the session's lock behind. Each test fails without its fix.
 #include "autosaver.h"
+#include "fulldisk.h"
 #include "chartfeed.h"
 #include "importedmodels.h"
 #include "mainwindow.h"
@@ -144,6 +145,41 @@ private slots:
         const auto error = window().exportMesh(dir.filePath(QStringLiteral("missing/mesh.png")));
         QVERIFY(error.has_value());
         QVERIFY(error->contains(QStringLiteral("mesh.png")));
+    }
+
+    // Issue 15.3: the screenshot and the mesh export left a partial file over the one they
+    // overwrote on a full disk. Now the old file is byte-identical and the exit code says so.
+    void fullDiskKeepsOldPictures()
+    {
+        QTemporaryDir dir;
+        const QString shot = dir.filePath(QStringLiteral("shot.png"));
+        const QString mesh = dir.filePath(QStringLiteral("mesh.png"));
+        const QByteArray old("yesterday's picture\n");
+        for (const QString &path : {shot, mesh}) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(old);
+        }
+        const meshplan::testing::FullDisk full(4096);
+        QVERIFY(full.isActive());
+        const auto error = window().exportMesh(mesh);
+        QVERIFY(error.has_value());
+        QVERIFY2(error->contains(QStringLiteral("unchanged")), qPrintable(*error));
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        process.setProcessEnvironment(env);
+        process.start(QStringLiteral(MESHPLAN_GUI_PATH),
+                      {QStringLiteral("--screenshot"), shot, QStringLiteral("--size"), QStringLiteral("800x600")});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QVERIFY(process.exitCode() != 0);
+        QVERIFY(process.readAllStandardError().contains("unchanged"));
+        for (const QString &path : {shot, mesh}) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            QCOMPARE(file.readAll(), old);
+        }
     }
 
     // 2. What a file holds decides how it opens, not its name.

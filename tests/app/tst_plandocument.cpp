@@ -2,10 +2,14 @@
 // document exactly as it was, the saved file format (golden), and the recent-files list.
 
 #include "base/embeddedresources.h"
+#include "fulldisk.h"
 #include "plandocument.h"
 #include "recentfiles.h"
 
+#include <QProcess>
 #include <QtTest>
+
+#include <sys/stat.h>
 #include <QUndoStack>
 
 #include <cmath>
@@ -111,6 +115,8 @@ private slots:
     void saveToUnwritablePathFails();
     void saveIntoReadOnlyFolderKeepsOldFile();
     void saveRefusesNonFiniteNumbersAndKeepsOldFile();
+    void saveOnAFullDiskKeepsTheOldFile();
+    void saveOnATinyTmpfsKeepsTheOldFile();
     void restoreMarksModified();
     void restoreRefusesBadPlan();
 
@@ -442,6 +448,27 @@ void PlanDocumentTest::openRefusesAndLeavesTheDocument_data()
     overflow.replace("\"seq_len\": 4096", "\"seq_len\": 1e400");
     QTest::newRow("1e400") << "overflow.meshplan" << overflow
                            << QStringList{"overflow.meshplan", "too large for a double", "line "};
+    // Issue 15: hostile files the reliability pass found mishandled.
+    QTest::newRow("one byte 0xEF") << "ef.meshplan" << QByteArray("\xEF")
+                                   << QStringList{"ef.meshplan", "not UTF-8 at byte 0"};
+    QByteArray utf16("\xFF\xFE");
+    for (char c : plan) {
+        utf16 += c;
+        utf16 += '\0';
+    }
+    QTest::newRow("UTF-16 plan") << "utf16.meshplan" << utf16 << QStringList{"utf16.meshplan", "UTF-16"};
+    QByteArray badTitle = QByteArray::fromStdString(plan);
+    const qsizetype titleAt = badTitle.indexOf("\"title\": \"") + 10;
+    badTitle.insert(titleAt, "\xC3\x28");
+    QTest::newRow("invalid UTF-8 in the title")
+        << "bad-title.meshplan" << badTitle
+        << QStringList{"bad-title.meshplan", QStringLiteral("not UTF-8 at byte %1").arg(titleAt), "line 4"};
+    QTest::newRow("NUL after the document") << "nul.meshplan" << QByteArray::fromStdString(plan) + QByteArray(1, '\0')
+                                            << QStringList{"nul.meshplan", "NUL byte"};
+    QTest::newRow("a FIFO") << "fifo:pipe.meshplan" << QByteArray() << QStringList{"pipe.meshplan", "not a regular file"};
+    QTest::newRow("a folder") << "dir:folder.meshplan" << QByteArray() << QStringList{"folder.meshplan", "is a folder"};
+    QTest::newRow("an axis placed twice") << "twice-axis.meshplan" << edited("/parallelism/placement", json{{"tensor", {"x", "x"}}})
+                                          << QStringList{"twice-axis.meshplan", "parallelism.placement.tensor", "twice"};
 }
 
 void PlanDocumentTest::openRefusesAndLeavesTheDocument()
@@ -451,7 +478,14 @@ void PlanDocumentTest::openRefusesAndLeavesTheDocument()
     QFETCH(QStringList, named);
 
     QString path = m_dir.filePath(QStringLiteral("missing.meshplan"));
-    if (!fileName.isEmpty()) {
+    if (fileName.startsWith(QStringLiteral("fifo:"))) {
+        path = m_dir.filePath(fileName.mid(5));
+        QFile::remove(path);
+        QCOMPARE(::mkfifo(QFile::encodeName(path).constData(), 0600), 0);
+    } else if (fileName.startsWith(QStringLiteral("dir:"))) {
+        path = m_dir.filePath(fileName.mid(4));
+        QVERIFY(QDir().mkpath(path));
+    } else if (!fileName.isEmpty()) {
         path = m_dir.filePath(fileName);
         QVERIFY(writeBytes(path, content));
     }
@@ -530,6 +564,59 @@ void PlanDocumentTest::saveIntoReadOnlyFolderKeepsOldFile()
     QVERIFY2(error->contains("old.meshplan"), qPrintable(*error));
     QCOMPARE(readBytes(path), QByteArray("old content\n"));
     QVERIFY(State::of(document) == before);
+}
+
+// Issue 15.2: Qt 6.4's buffered QSaveFile committed after its flush failed, leaving 0 bytes.
+void PlanDocumentTest::saveOnAFullDiskKeepsTheOldFile()
+{
+    const QString path = m_dir.filePath("full.meshplan");
+    const QByteArray old = readBytes(m_validFile);
+    QVERIFY(writeBytes(path, old));
+    PlanDocument document;
+    QVERIFY_OK(document.open(path));
+    QVERIFY_OK(document.apply("batch", withField(document.json(), "/workload/global_batch", 2048)));
+    std::optional<QString> error;
+    {
+        const meshplan::testing::FullDisk full(256); // a plan is about 700 bytes
+        QVERIFY(full.isActive());
+        error = document.saveAs(path);
+    }
+    QVERIFY(error);
+    QVERIFY2(error->contains("full.meshplan") && error->contains("unchanged"), qPrintable(*error));
+    QCOMPARE(readBytes(path), old);
+    QVERIFY(document.isModified()); // the edit is still there to save elsewhere
+    QVERIFY(QDir(m_dir.path()).entryList({"full.meshplan*"}, QDir::Files | QDir::Hidden).size() == 1); // no temp left
+    QVERIFY_OK(document.saveAs(path));
+    QVERIFY(readBytes(path) != old);
+}
+
+// The same on a real full filesystem, where one can be mounted (root, outside a container).
+void PlanDocumentTest::saveOnATinyTmpfsKeepsTheOldFile()
+{
+    QTemporaryDir mountPoint;
+    QProcess mount;
+    mount.start("mount", {"-t", "tmpfs", "-o", "size=8k", "tmpfs", mountPoint.path()});
+    if (!mount.waitForFinished(10000) || mount.exitStatus() != QProcess::NormalExit || mount.exitCode() != 0)
+        QSKIP("cannot mount a tmpfs here: saveOnAFullDiskKeepsTheOldFile covers it with a file-size limit");
+    const auto unmount = qScopeGuard([&] { QProcess::execute("umount", {mountPoint.path()}); });
+    const QString path = mountPoint.filePath("plan.meshplan");
+    const QByteArray old = readBytes(m_validFile);
+    QVERIFY(writeBytes(path, old));
+    // Fill the rest of the filesystem.
+    {
+        QFile filler(mountPoint.filePath("filler"));
+        QVERIFY(filler.open(QIODevice::WriteOnly | QIODevice::Unbuffered));
+        const QByteArray block(512, 'x');
+        while (filler.write(block) == block.size()) {
+        }
+    }
+    PlanDocument document;
+    QVERIFY_OK(document.open(path));
+    QVERIFY_OK(document.apply("batch", withField(document.json(), "/workload/global_batch", 2048)));
+    const auto error = document.saveAs(path);
+    QVERIFY(error);
+    QVERIFY2(error->contains("No space left on device"), qPrintable(*error));
+    QCOMPARE(readBytes(path), old);
 }
 
 void PlanDocumentTest::saveRefusesNonFiniteNumbersAndKeepsOldFile()

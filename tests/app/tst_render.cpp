@@ -1,5 +1,8 @@
 // meshplan-cli render: every chart of three kinds of plan (TPU training, GPU MoE training,
 // serving) written headless, as PNG, PDF and SVG; bad input refused with exit code 2.
+#include "fulldisk.h"
+
+#include <QDir>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -121,6 +124,42 @@ private slots:
         }
     }
 
+    void fullDiskKeepsTheOldFile_data()
+    {
+        QTest::addColumn<QString>("suffix");
+        QTest::newRow("png") << QStringLiteral("png");
+        QTest::newRow("pdf") << QStringLiteral("pdf");
+        QTest::newRow("svg") << QStringLiteral("svg");
+    }
+
+    // Issue 15.3: on a full disk render exited 0 with a truncated SVG or PDF, and a PNG destroyed
+    // the file it overwrote. Now: exit non-zero, the old file byte-identical.
+    void fullDiskKeepsTheOldFile()
+    {
+        QFETCH(QString, suffix);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("chart.") + suffix);
+        const QByteArray old("the chart from yesterday\n");
+        {
+            QFile file(out);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(old);
+        }
+        Run run;
+        {
+            const meshplan::testing::FullDisk full(4096); // every chart is larger
+            QVERIFY(full.isActive());
+            run = cli({QStringLiteral("render"), plan("llama-3-70b-v5p-16x16x32"), QStringLiteral("--chart"),
+                       QStringLiteral("roofline"), QStringLiteral("-o"), out});
+        }
+        QVERIFY2(run.code != 0, run.err.constData());
+        QVERIFY2(run.err.contains("unchanged"), run.err.constData());
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), old);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1); // no temporary left
+    }
+
     void badInput_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -161,7 +200,7 @@ private slots:
                                           << QStringLiteral("use --chart sweep");
         QTest::newRow("unwritable") << QStringList{QStringLiteral("render"), p, QStringLiteral("--chart"), QStringLiteral("memory"),
                                                    QStringLiteral("-o"), QStringLiteral("/nonexistent-dir/x.png")}
-                                    << QStringLiteral("could not be written");
+                                    << QStringLiteral("cannot be written (No such file or directory)");
     }
 
     void badInput()
