@@ -1,5 +1,6 @@
 #include "cost/evaluation.h"
 
+#include "base/units.h"
 #include "cost/inferencecost.h"
 #include "cost/trainingcost.h"
 #include "plan/plan.h"
@@ -12,6 +13,61 @@
 namespace meshplan::model {
 
 using nlohmann::json;
+
+namespace {
+
+/// The first number of the result that is not finite (or a byte count past what 64 bits hold),
+/// as an error naming its result key: a result shows numbers or says why not, never a masked 0.
+std::optional<Error> checkNumbers(const Evaluation &e, bool training)
+{
+    constexpr double kMaxBytes = 4.0e18; // below 2^63, so every byte count converts exactly enough
+    std::vector<std::pair<std::string, double>> numbers;
+    std::vector<std::pair<std::string, double>> bytes;
+    const auto memory = [&](const std::string &prefix, const MemoryBreakdown &m) {
+        bytes.insert(bytes.end(), {{prefix + ".params", m.params}, {prefix + ".grads", m.grads},
+                                   {prefix + ".optimizer", m.optimizer}, {prefix + ".activations", m.activations},
+                                   {prefix + ".kv_cache", m.kvCache}, {prefix + ".total", m.total}});
+    };
+    memory("memory_per_chip", e.memory);
+    for (std::size_t i = 0; i < e.perChip.size(); ++i)
+        memory("per_chip[" + std::to_string(i) + "].memory", e.perChip[i].memory);
+    numbers.insert(numbers.end(), {{"model.flops_per_token", e.flopsPerToken}, {"model.forward_flops_per_token", e.forwardFlopsPerToken}});
+    bytes.push_back({"model.kv_cache_bytes_per_token", e.kvCacheBytesPerToken});
+    if (training) {
+        const StepTime &s = e.step;
+        numbers.insert(numbers.end(), {{"step.time_s", s.time}, {"step.compute_s", s.compute}, {"step.recompute_s", s.recompute},
+                                       {"step.communication_s", s.communication},
+                                       {"step.exposed_communication_s", s.exposedCommunication}, {"step.bubble_s", s.bubble},
+                                       {"step.optimizer_s", s.optimizer}, {"step.flops", s.flops}, {"mfu", e.mfu},
+                                       {"tokens_per_s", e.tokensPerS}});
+        bytes.push_back({"step.tokens", s.tokens});
+    }
+    if (e.inference) {
+        const InferenceResult &i = *e.inference;
+        numbers.insert(numbers.end(), {{"inference.prefill_s", i.prefillS}, {"inference.time_to_first_token_s", i.timeToFirstTokenS},
+                                       {"inference.decode_step_s", i.decodeStepS}, {"inference.tokens_per_s", i.tokensPerS},
+                                       {"inference.tokens_per_s_per_chip", i.tokensPerSPerChip},
+                                       {"serving.steady_tokens_per_s", e.serving.steadyTokensPerS},
+                                       {"serving.max_batch", e.serving.maxBatch}});
+        bytes.push_back({"inference.kv_cache_bytes_per_token", i.kvCacheBytesPerToken});
+    }
+    for (std::size_t i = 0; i < e.collectives.size(); ++i) {
+        const std::string p = "collectives[" + std::to_string(i) + "]";
+        numbers.insert(numbers.end(), {{p + ".time_s", e.collectives[i].timeS}, {p + ".exposed_s", e.collectives[i].exposedS}});
+        bytes.insert(bytes.end(), {{p + ".bytes_per_chip", e.collectives[i].bytes}, {p + ".bytes_sent_per_chip", e.collectives[i].bytesPerChip}});
+    }
+    for (const auto &[key, value] : numbers)
+        if (!std::isfinite(value))
+            return Error{"", "the result's " + key + " is not a finite number (" + std::to_string(value)
+                                 + "): the chip's rates or the model's sizes are out of any real range"};
+    for (const auto &[key, value] : bytes)
+        if (!std::isfinite(value) || std::abs(value) > kMaxBytes)
+            return Error{"", "the result's " + key + " is " + formatNumber(value)
+                                 + " bytes, more than Meshplan counts (4e18): check the model's sizes and the batch"};
+    return std::nullopt;
+}
+
+} // namespace
 
 Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
 {
@@ -30,6 +86,8 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
         out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
         if (auto error = evaluateTraining(plan, placement.value(), mode, out))
             return *error;
+        if (auto error = checkNumbers(out, true))
+            return *error;
         if (plan.training.trainTokens > 0 && out.step.tokens > 0) {
             TrainingRun run;
             run.tokens = double(plan.training.trainTokens);
@@ -45,6 +103,8 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
     out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.inference.promptLen);
     out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.inference.kvDtype);
     if (auto error = evaluateInference(plan, placement.value(), mode, out))
+        return *error;
+    if (auto error = checkNumbers(out, false))
         return *error;
     return out;
 }

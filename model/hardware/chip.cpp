@@ -1,6 +1,7 @@
 #include "hardware/chip.h"
 
 #include "base/jsonfields.h"
+#include "base/units.h"
 
 #include <nlohmann/json.hpp>
 
@@ -81,6 +82,33 @@ std::vector<int> shapeField(const json &object, const std::string &key, const st
     return shape;
 }
 
+// Rates past these are typos or hostile, not hardware: a chip below 1 GFLOP/s or a link below
+// 1 MB/s would "compute" a step in years (or, at 1e-320, in an infinity shown as 0).
+constexpr double kMinFlops = 1e9, kMaxFlops = 1e20;
+constexpr double kMinBandwidth = 1e6, kMaxBandwidth = 1e16;
+constexpr double kMaxLatency = 1.0;
+
+double inRange(double value, const std::string &path, double low, double high, const char *unit)
+{
+    if (value < low || value > high)
+        throw FieldError(path, "is " + formatNumber(value) + " " + unit + "; a real chip has " + formatNumber(low)
+                                   + " to " + formatNumber(high));
+    return value;
+}
+
+double rate(const json &o, const std::string &key, const std::string &path, double low, double high, const char *unit)
+{
+    return inRange(jf::positiveNumber(o, key, path), jf::join(path, key), low, high, unit);
+}
+
+/// An optional rate: `fallback` when absent; an absent or zero rate whose fallback is 0 means none.
+double rateOr(const json &o, const std::string &key, const std::string &path, double fallback, double low, double high,
+              const char *unit)
+{
+    const double v = jf::positiveNumberOr(o, key, path, fallback, true);
+    return v == 0 && fallback == 0 ? 0.0 : inRange(v, jf::join(path, key), low, high, unit);
+}
+
 Chip readChip(const json &o, const std::string &path)
 {
     if (!o.is_object())
@@ -106,24 +134,24 @@ Chip readChip(const json &o, const std::string &path)
         const auto type = parseDType(it.key());
         if (!type)
             throw FieldError(jf::join(peaksPath, it.key()), "is not a dtype (expected one of " + dtypeList() + ")");
-        c.peakFlopsByDType[static_cast<std::size_t>(*type)] = jf::positiveNumber(peaks, it.key(), peaksPath);
+        c.peakFlopsByDType[static_cast<std::size_t>(*type)] = rate(peaks, it.key(), peaksPath, kMinFlops, kMaxFlops, "FLOP/s");
     }
     if (c.listedPeakFlops(DType::Bf16) <= 0)
         throw FieldError(jf::join(peaksPath, "bf16"), "is required");
 
     c.hbmBytes = jf::integer(o, "hbm_bytes", path, 1, std::int64_t(1) << 50);
-    c.hbmBandwidth = jf::positiveNumber(o, "hbm_bandwidth", path);
+    c.hbmBandwidth = rate(o, "hbm_bandwidth", path, kMinBandwidth, kMaxBandwidth, "B/s");
     c.cores = static_cast<int>(jf::integerOr(o, "cores", path, 1, 1024, 1));
-    c.dcnBandwidth = jf::positiveNumberOr(o, "dcn_bandwidth", path, 0.0, true);
-    c.dcnLatency = jf::positiveNumberOr(o, "dcn_latency_s", path, 1e-5, true);
-    c.pcieBandwidth = jf::positiveNumberOr(o, "pcie_bandwidth", path, 0.0, true);
+    c.dcnBandwidth = rateOr(o, "dcn_bandwidth", path, 0.0, kMinBandwidth, kMaxBandwidth, "B/s");
+    c.dcnLatency = rateOr(o, "dcn_latency_s", path, 1e-5, 0.0, kMaxLatency, "s");
+    c.pcieBandwidth = rateOr(o, "pcie_bandwidth", path, 0.0, kMinBandwidth, kMaxBandwidth, "B/s");
     c.pricePerHour = jf::positiveNumberOr(o, "price_per_hour", path, 0.0, true);
 
     if (c.family == ChipFamily::Tpu) {
         const json &ici = jf::require(o, "ici", path);
         const std::string ip = jf::join(path, "ici");
         IciSpec spec;
-        spec.linkBandwidth = jf::positiveNumber(ici, "link_bandwidth", ip);
+        spec.linkBandwidth = rate(ici, "link_bandwidth", ip, kMinBandwidth, kMaxBandwidth, "B/s");
         spec.torusDims = static_cast<int>(jf::integer(ici, "torus_dims", ip, 1, 3));
         const std::string rule = jf::stringOr(ici, "wrap_rule", ip, "multiple");
         if (rule == "full")
@@ -137,7 +165,7 @@ Chip readChip(const json &o, const std::string &path)
         spec.hostShape = shapeField(ici, "host_shape", ip);
         if (spec.hostShape.empty())
             spec.hostShape = {2, 2};
-        spec.hopLatency = jf::positiveNumberOr(ici, "hop_latency_s", ip, 1e-6, true);
+        spec.hopLatency = rateOr(ici, "hop_latency_s", ip, 1e-6, 0.0, kMaxLatency, "s");
         c.ici = spec;
         if (c.dcnBandwidth <= 0)
             c.dcnBandwidth = 6.25e9;
@@ -145,17 +173,17 @@ Chip readChip(const json &o, const std::string &path)
         const json &nv = jf::require(o, "nvlink", path);
         const std::string np = jf::join(path, "nvlink");
         NvlinkSpec spec;
-        spec.bandwidth = jf::positiveNumber(nv, "bandwidth", np);
+        spec.bandwidth = rate(nv, "bandwidth", np, kMinBandwidth, kMaxBandwidth, "B/s");
         spec.domainSize = static_cast<int>(jf::integer(nv, "domain_size", np, 1, 576));
-        spec.latency = jf::positiveNumberOr(nv, "latency_s", np, 3e-6, true);
+        spec.latency = rateOr(nv, "latency_s", np, 3e-6, 0.0, kMaxLatency, "s");
         spec.sharp = jf::boolean(nv, "sharp", np, false);
         c.nvlink = spec;
         const json &so = jf::require(o, "scale_out", path);
         const std::string sp = jf::join(path, "scale_out");
         ScaleOutSpec out;
-        out.nodeEgressBandwidth = jf::positiveNumber(so, "node_egress_bandwidth", sp);
+        out.nodeEgressBandwidth = rate(so, "node_egress_bandwidth", sp, kMinBandwidth, kMaxBandwidth, "B/s");
         out.nodesPerLeaf = static_cast<int>(jf::integerOr(so, "nodes_per_leaf", sp, 1, 4096, 32));
-        out.latency = jf::positiveNumberOr(so, "latency_s", sp, 6e-6, true);
+        out.latency = rateOr(so, "latency_s", sp, 6e-6, 0.0, kMaxLatency, "s");
         c.scaleOut = out;
     }
 

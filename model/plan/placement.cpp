@@ -69,15 +69,24 @@ Expected<Placement> placeRoles(const Topology &topology, const RoleDegrees &degr
                                const std::map<Role, std::vector<std::string>> &requested)
 {
     const auto &axes = topology.axes();
+    // Checked: six degrees of up to 10^7 each overflow 64 bits. Past the largest cluster the
+    // product is only said to be too large.
     std::int64_t product = 1;
-    for (int d : degrees)
-        product *= d;
-    if (product != topology.chipCount()) {
+    bool tooLarge = false;
+    for (int d : degrees) {
+        if (d < 1)
+            return Error{"parallelism", "degrees must be positive, got " + std::to_string(d)};
+        if (product > kMaxChips / d)
+            tooLarge = true;
+        else
+            product *= d;
+    }
+    if (tooLarge || product != topology.chipCount()) {
         std::string terms;
         for (Role role : kRoles)
             terms += (terms.empty() ? "" : " x ") + std::string(roleName(role)) + " "
                      + std::to_string(degrees[static_cast<std::size_t>(role)]);
-        return Error{"parallelism", terms + " = " + std::to_string(product) + " chips, but the hardware ("
+        return Error{"parallelism", terms + " = " + (tooLarge ? "more than " + std::to_string(kMaxChips) : std::to_string(product)) + " chips, but the hardware ("
                                         + topology.describe() + ") has " + std::to_string(topology.chipCount())};
     }
 

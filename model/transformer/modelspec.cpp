@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace meshplan::model {
 
 using nlohmann::json;
@@ -17,6 +19,27 @@ bool ModelSpec::isMoeLayer(int layer) const
 int ModelSpec::moeLayerCount() const
 {
     return moe ? std::max(0, layers - moe->firstDenseLayers) : 0;
+}
+
+double paramCountBound(const ModelSpec &m)
+{
+    const double d = m.dModel;
+    const double heads = m.heads;
+    double attention = 0;
+    if (m.mla) {
+        const MlaSpec &a = *m.mla;
+        const double qk = double(a.qkNopeHeadDim) + a.qkRopeHeadDim;
+        attention = d * (double(a.qLoraRank) + heads * qk) + double(a.qLoraRank) * heads * qk
+                    + d * (double(a.kvLoraRank) + a.qkRopeHeadDim) + double(a.kvLoraRank) * heads * (double(a.qkNopeHeadDim) + a.vHeadDim)
+                    + heads * a.vHeadDim * d;
+    } else {
+        attention = 2 * d * (heads + double(m.kvHeads) + 1) * std::max(1.0, double(m.headDim)) + 4 * d;
+    }
+    double mlp = 3 * d * double(m.dFf) + 3 * double(m.dFf) + 3 * d;
+    if (m.moe)
+        mlp += (double(m.moe->experts) + m.moe->sharedExperts) * (3 * d * double(m.moe->dFfExpert) + 3 * double(m.moe->dFfExpert))
+               + d * m.moe->experts;
+    return double(m.layers) * (attention + mlp) + 2 * (double(m.vocab) + double(m.learnedPositions) + 2) * d;
 }
 
 ParamCounts countParams(const ModelSpec &m)
@@ -155,7 +178,9 @@ std::optional<Error> validateModel(const ModelSpec &m, const std::string &path)
         if (a.vHeadDim < 1 || a.qkNopeHeadDim + a.qkRopeHeadDim < 1)
             return Error{p + ".v_head_dim", "head widths must be positive"};
     }
-    if (countParams(m).total > 1'000'000'000'000'000LL)
+    // In doubles first: countParams counts in 64-bit integers, which a hostile size overflows
+    // (to -9.2e18 bytes and a negative MFU).
+    if (paramCountBound(m) > 1e15 || countParams(m).total > 1'000'000'000'000'000LL)
         return Error{path, "has more than 10^15 parameters; check the sizes"};
     return std::nullopt;
 }

@@ -74,6 +74,9 @@ struct ParamCounts {
 };
 
 ParamCounts countParams(const ModelSpec &model);
+/// An upper bound of countParams(model).total computed in doubles, so it cannot overflow: what
+/// validation checks before counting in integers.
+double paramCountBound(const ModelSpec &model);
 
 /// Training FLOPs per token: 6 x (active matmul parameters, unembedding included, input embedding
 /// not) + attention 12·L·T·N·(d_qk + d_v)/2 (book ch. 4, non-causal, as the book counts it).

@@ -343,6 +343,36 @@ private slots:
         row("base plan is valid", "{}", "ok", "");
         row("unknown chip", R"({"hardware": {"chip": "tpu-v9"}})", "parse", "hardware.chip", "tpu-v9");
         row("unknown model", R"({"model": "llama-5-1t"})", "parse", "model", "llama-5-1t");
+        // Issue 15.4-5: numbers that overflowed 64 bits or came out infinite and were shown as 0.
+        row("parameters past 64 bits (were -6.4e18)",
+            R"({"model": {"name": "huge", "layers": 100000, "d_model": 1000000, "d_ff": 1000000, "heads": 1000,
+                "vocab": 1000, "moe": {"experts": 10000, "experts_per_token": 2, "d_ff_expert": 1000000}}})",
+            "parse", "model", "10^15");
+        row("degree product past 64 bits",
+            R"({"parallelism": {"data": 10000000, "fsdp": 10000000, "context": 10000000, "tensor": 8}})", "evaluate",
+            "parallelism", "more than 10000000 chips");
+        row("activations past 2^62 bytes (were INT64_MIN)",
+            R"({"hardware": {"chip": "h100-sxm", "topology": {"nodes": 1, "gpus_per_node": 1}, "slices": null},
+                "parallelism": {"fsdp": 1, "tensor": 1, "context": 1},
+                "workload": {"seq_len": 100000000, "global_batch": 1000000, "remat": "none"}})",
+            "evaluate", "", "memory_per_chip.activations");
+        row("a peak of 1e-320 FLOP/s",
+            R"({"hardware": {"slices": null, "topology": {"nodes": 1024, "gpus_per_node": 8},
+                "chip": {"id": "acme", "family": "gpu", "peak_flops": {"bf16": 1e-320}, "hbm_bytes": 85899345920,
+                         "hbm_bandwidth": 3e12, "nvlink": {"bandwidth": 4.5e11, "domain_size": 8},
+                         "scale_out": {"node_egress_bandwidth": 4e11}}}})",
+            "parse", "hardware.chip.peak_flops.bf16", "a real chip has");
+        row("an HBM bandwidth of 1e-320 B/s",
+            R"({"hardware": {"slices": null, "topology": {"nodes": 1024, "gpus_per_node": 8},
+                "chip": {"id": "acme", "family": "gpu", "peak_flops": {"bf16": 1e15}, "hbm_bytes": 85899345920,
+                         "hbm_bandwidth": 1e-320, "nvlink": {"bandwidth": 4.5e11, "domain_size": 8},
+                         "scale_out": {"node_egress_bandwidth": 4e11}}}})",
+            "parse", "hardware.chip.hbm_bandwidth", "a real chip has");
+        row("an ICI link of 1 B/s",
+            R"({"hardware": {"chip": {"id": "acme-tpu", "family": "tpu", "peak_flops": {"bf16": 4.59e14},
+                "hbm_bytes": 102005473280, "hbm_bandwidth": 2.76e12,
+                "ici": {"link_bandwidth": 1, "torus_dims": 3}}}})",
+            "parse", "hardware.chip.ici.link_bandwidth", "a real chip has");
         row("unknown stack", R"({"workload": {"stack": "jax-nightly"}})", "parse", "workload.stack", "maxtext");
         row("a serving stack for training", R"({"workload": {"stack": "vllm"}})", "parse", "workload.stack", "vllm");
         row("stack not a string", R"({"workload": {"stack": 3}})", "parse", "workload.stack");
