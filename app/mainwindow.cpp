@@ -33,7 +33,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QStatusBar>
@@ -101,7 +100,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     connect(m_canvas, &views::MeshCanvas::fileDropped, this, &MainWindow::openFileAfterSaving);
     connect(m_canvas, &views::MeshCanvas::chipHovered, this, [this](std::int64_t chip, const QString &text) {
         if (chip >= 0)
-            statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
+            statusBar()->showMessage(text); // one line; the canvas's tooltip has the details
         else
             statusBar()->clearMessage();
     });
@@ -354,7 +353,7 @@ void MainWindow::selectOperation(const std::string &op, const std::string &kind,
     const QString html = point ? views::RooflineChart::describe(*point) : QString();
     m_inspector->setSelectedOperation(html);
     if (announce && point)
-        statusBar()->showMessage(QString(html).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
+        statusBar()->showMessage(views::RooflineChart::summarize(*point), 10000); // details: the inspector
 }
 
 void MainWindow::refresh()

@@ -13,6 +13,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+#include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -935,6 +936,24 @@ QString MeshCanvas::describeChip(std::int64_t chip) const
     return text;
 }
 
+QString MeshCanvas::chipSummary(std::int64_t chip) const
+{
+    const auto &p = *m_paint;
+    if (chip < 0 || chip >= p.plan.topology.chipCount())
+        return {};
+    const auto &axes = p.plan.topology.axes();
+    QStringList coords;
+    if (p.groups) {
+        const auto c = p.groups->coordinates(chip);
+        for (std::size_t i = 0; i < axes.size(); ++i)
+            coords << qs(axes[i].name) + QLatin1Char('=') + QString::number(c[i]);
+    }
+    QString line = tr("Chip %1 (%2)").arg(chip).arg(coords.join(QLatin1Char(' ')));
+    if (p.groups && p.plan.parallelism.degree(Role::Pipeline) > 1)
+        line += tr(" · stage %1").arg(p.groups->rankIn(chip, Role::Pipeline));
+    return line;
+}
+
 void MeshCanvas::setDropHover(DropTarget target)
 {
     auto &p = *m_paint;
@@ -1011,9 +1030,13 @@ void MeshCanvas::mouseMoveEvent(QMouseEvent *event)
     const std::int64_t chip = chipAt(event->position().toPoint());
     if (chip != m_hovered) {
         setHoveredChip(chip);
-        const QString text = describeChip(chip);
-        viewport()->setToolTip(text);
-        emit chipHovered(chip, text);
+        // A tooltip of its own, by the pointer: the view hands tooltip events to the scene's
+        // items, so a viewport tooltip never showed, and the status bar cut the lines short.
+        if (chip >= 0)
+            QToolTip::showText(event->globalPosition().toPoint(), describeChip(chip), viewport());
+        else
+            QToolTip::hideText();
+        emit chipHovered(chip, chipSummary(chip));
     }
 }
 
@@ -1022,6 +1045,7 @@ void MeshCanvas::leaveEvent(QEvent *event)
     QGraphicsView::leaveEvent(event);
     if (m_hovered >= 0) {
         setHoveredChip(-1);
+        QToolTip::hideText();
         emit chipHovered(-1, QString());
     }
 }

@@ -55,8 +55,11 @@ public:
     std::int64_t hoveredChip() const { return m_hovered; }
     /// Whether `chip` is drawn highlighted for `role` (it shares the hovered chip's group).
     bool isHighlighted(std::int64_t chip, model::Role role) const;
-    /// What the hovered chip holds and which groups it belongs to, in words.
+    /// What the hovered chip holds and which groups it belongs to, in words (several lines:
+    /// the hover tooltip).
     QString describeChip(std::int64_t chip) const;
+    /// One short line naming the chip and where it sits, for the status bar.
+    QString chipSummary(std::int64_t chip) const;
     /// Axis labels as drawn: "x 16: tensor 4 · context 2 · fsdp 2".
     QStringList axisLabels() const;
     int blockCount() const { return static_cast<int>(m_blocks.size()); }
@@ -74,8 +77,9 @@ signals:
     void hardwareDropped(const nlohmann::json &hardware);
     void roleDropped(model::Role role, const QString &axis, bool split);
     void fileDropped(const QString &path);
-    /// The pointer moved onto a chip (-1: off the mesh); `description` is describeChip().
-    void chipHovered(std::int64_t chip, const QString &description);
+    /// The pointer moved onto a chip (-1: off the mesh); `summary` is chipSummary(), the full
+    /// describeChip() shows in a tooltip by the pointer.
+    void chipHovered(std::int64_t chip, const QString &summary);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *event) override;

@@ -334,6 +334,11 @@ QString RooflineChart::describe(const model::RooflinePoint &p)
     return text;
 }
 
+QString RooflineChart::summarize(const model::RooflinePoint &p)
+{
+    return tr("%1 (%2): %3 each, bound by %4").arg(qs(p.op), qs(p.kind), qs(model::formatSeconds(p.timeS)), qs(p.bound));
+}
+
 void RooflineChart::selectPoint(int index)
 {
     m_selected = index >= 0 && index < static_cast<int>(m_data.points.size()) ? index : -1;

@@ -38,6 +38,8 @@ public:
     QString describePoint(int index) const;
     /// The same text for any point (the window describes a fresh point the chart has not drawn yet).
     static QString describe(const model::RooflinePoint &point);
+    /// One short plain line for the status bar: the op, its time and its bound.
+    static QString summarize(const model::RooflinePoint &point);
     void selectPoint(int index);
     int selectedPoint() const { return m_selected; }
     /// Selects the operation named `op` of `kind` (none for an empty name); names are unique

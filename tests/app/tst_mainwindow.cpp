@@ -18,6 +18,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QLabel>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
@@ -26,6 +27,8 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QTimer>
+#include <QToolTip>
 #include <QStandardPaths>
 #include <QtTest>
 #include <QUndoStack>
@@ -121,6 +124,17 @@ private:
         return true;
     }
     meshplan::app::PlanDocument &doc() { return *m_window->document(); }
+    /// Whether a status-bar message fits on one line beside the permanent summary.
+    bool statusFits(const QString &message)
+    {
+        QStatusBar *bar = window().statusBar();
+        int permanent = 0;
+        for (auto *label : bar->findChildren<QLabel *>())
+            if (label->isVisible() && !label->text().isEmpty() && label->text() != message)
+                permanent = std::max(permanent, label->width());
+        return !message.contains(QLatin1Char('\n'))
+               && QFontMetrics(bar->font()).horizontalAdvance(message) + permanent + 24 <= bar->width();
+    }
     meshplan::views::MeshCanvas *canvas() { return m_window->canvas(); }
     /// Whether the canvas's legend (its tooltip holds the unelided lines) has this line.
     bool legendSays(const QString &line)
@@ -397,6 +411,61 @@ private slots:
         const QString text = canvas()->describeChip(5);
         QVERIFY2(text.contains(QStringLiteral("Tensor rank 1 of 4")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("Holds")), qPrintable(text));
+    }
+
+    // Issue item 9: hovering a chip put its three lines into the status bar joined by " · ",
+    // cut off and running into the permanent summary. The details are a tooltip with its line
+    // breaks; the status bar gets one short line that fits beside the summary.
+    void hoverShowsDetailsInATooltip()
+    {
+        QVERIFY(showPlanAt(QString(), QSize(1024, 700)));
+        canvas()->fitMesh();
+        const QPoint at = canvas()->mapFromScene(canvas()->chipRect(5).center());
+        QTest::mouseMove(canvas()->viewport(), at);
+        QTRY_COMPARE(canvas()->hoveredChip(), 5);
+        QTRY_VERIFY(QToolTip::isVisible());
+        const QString tip = QToolTip::text();
+        QVERIFY2(tip.contains(QLatin1Char('\n')), qPrintable(tip));
+        QVERIFY2(tip.section(QLatin1Char('\n'), 1).startsWith(QStringLiteral("Holds")), qPrintable(tip));
+        QVERIFY(tip.contains(QStringLiteral("Tensor rank 1 of 4")));
+        const QString status = window().statusBar()->currentMessage();
+        QVERIFY2(status.startsWith(QStringLiteral("Chip 5 (")), qPrintable(status));
+        QVERIFY(!status.contains(QLatin1Char('\n')) && !status.contains(QStringLiteral("Holds")));
+        QVERIFY2(statusFits(status), qPrintable(status));
+        // Off the mesh: no tooltip, no message.
+        QTest::mouseMove(canvas()->viewport(), QPoint(2, canvas()->viewport()->height() - 2));
+        QTRY_COMPARE(canvas()->hoveredChip(), std::int64_t(-1));
+        QTRY_VERIFY(!QToolTip::isVisible()); // hidden after a short delay
+        QVERIFY(window().statusBar()->currentMessage().isEmpty());
+    }
+
+    // Issue item 9: a roofline click put the point's description, its <br>s stripped, into the
+    // status bar as one run-on line. The inspector keeps the lines; the status bar one short line.
+    void rooflineClickAnnouncesOneLine()
+    {
+        QVERIFY(showPlanAt(QString(), QSize(1024, 700)));
+        window().chartDocks()[0]->raise();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        auto *roofline = window().rooflineChart();
+        roofline->replot();
+        const auto &points = roofline->roofline().points;
+        int chosen = -1;
+        for (std::size_t i = 0; i < points.size() && chosen < 0; ++i)
+            if (points[i].collective >= 0 && !roofline->isClipped(static_cast<int>(i)))
+                chosen = static_cast<int>(i);
+        QVERIFY(chosen >= 0);
+        const auto p = points[static_cast<std::size_t>(chosen)];
+        const QPoint pixel(qRound(roofline->xAxis->coordToPixel(p.intensity)),
+                           qRound(roofline->yAxis->coordToPixel(p.achievedFlopsPerS)));
+        QTest::mouseClick(roofline, Qt::LeftButton, {}, pixel);
+        QCOMPARE(roofline->selectedPoint(), chosen);
+        const QString status = window().statusBar()->currentMessage();
+        QVERIFY2(status.startsWith(QString::fromStdString(p.op)), qPrintable(status));
+        QVERIFY2(status.contains(QStringLiteral("bound by")), qPrintable(status));
+        QVERIFY2(!status.contains(QStringLiteral("overlaps")), qPrintable(status)); // the third line's
+        QVERIFY2(statusFits(status), qPrintable(status));
+        QVERIFY(window().inspector()->selectedOperationText().count(QStringLiteral("<br>")) >= 4);
     }
 
     void aggregatesHugeClusters()
