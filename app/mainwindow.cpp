@@ -12,6 +12,7 @@
 #include "meshcanvas.h"
 #include "palettes.h"
 #include "plandocument.h"
+#include "planfilename.h"
 #include "planinspector.h"
 #include "plansummary.h"
 #include "recentfiles.h"
@@ -564,8 +565,9 @@ bool MainWindow::saveAs(const QString &path)
 
 bool MainWindow::saveAsDialog()
 {
-    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), m_document->path(),
-                                                tr("Meshplan plans (*.meshplan)"));
+    // A name from the title, in the folder of the plan's file: an untitled plan offered none.
+    const QString suggested = suggestedPlanPath(qs(m_document->plan().title), m_document->path());
+    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), suggested, tr("Meshplan plans (*.meshplan)"));
     if (path.isEmpty())
         return false;
     if (!path.endsWith(QStringLiteral(".meshplan")))

@@ -9,6 +9,7 @@
 #include "memorychart.h"
 #include "meshcanvas.h"
 #include "plandocument.h"
+#include "planfilename.h"
 #include "planinspector.h"
 #include "rooflinechart.h"
 #include "sweepchart.h"
@@ -18,6 +19,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QLabel>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
@@ -466,6 +468,43 @@ private slots:
         QVERIFY2(!status.contains(QStringLiteral("overlaps")), qPrintable(status)); // the third line's
         QVERIFY2(statusFits(status), qPrintable(status));
         QVERIFY(window().inspector()->selectedOperationText().count(QStringLiteral("<br>")) >= 4);
+    }
+
+    // Issue item 12: Save As offered no file name. It offers one made from the title, in the
+    // folder of the plan's file.
+    void planFileNameFromTheTitle()
+    {
+        using meshplan::app::planFileName;
+        QCOMPARE(planFileName(QStringLiteral("LLaMA-3 70B on 8192 TPU v5p chips: FSDP x context x tensor (the book, ch. 6)")),
+                 QStringLiteral("llama-3-70b-on-8192-tpu-v5p-chips-fsdp-x-context-x-tensor.meshplan"));
+        QCOMPARE(planFileName(QStringLiteral("a/b\\c:d*e?f\"g<h>i|j")), QStringLiteral("a-b-c-d-e-f-g-h-i-j.meshplan"));
+        QCOMPARE(planFileName(QStringLiteral("  Déjà vu — ünïcode  ")), QStringLiteral("deja-vu-unicode.meshplan"));
+        QCOMPARE(planFileName(QString()), QStringLiteral("plan.meshplan"));
+        QCOMPARE(planFileName(QStringLiteral("::: ---")), QStringLiteral("plan.meshplan"));
+        QVERIFY(planFileName(QString(200, QLatin1Char('x'))).size() <= 60 + 9);
+        QCOMPARE(meshplan::app::suggestedPlanPath(QStringLiteral("My plan"), QStringLiteral("/tmp/some/where/old.meshplan")),
+                 QStringLiteral("/tmp/some/where/my-plan.meshplan"));
+    }
+
+    void saveAsSuggestsANameFromTheTitle()
+    {
+        QTemporaryDir dir;
+        QVERIFY(window().saveAs(dir.filePath(QStringLiteral("first.meshplan"))));
+        QString offered;
+        QTimer::singleShot(0, this, [&offered] {
+            // The dialog is up (modal) by the time the event loop turns.
+            auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+            if (!dialog)
+                return;
+            offered = dialog->selectedFiles().value(0);
+            dialog->reject();
+        });
+        auto *action = window().findChild<QAction *>(QStringLiteral("saveAsAction"));
+        QVERIFY(action);
+        action->trigger();
+        QCOMPARE(offered, QDir(dir.path()).filePath(meshplan::app::planFileName(QString::fromStdString(doc().plan().title))));
+        QVERIFY2(offered.endsWith(QStringLiteral("/llama-3-70b-on-8192-tpu-v5p-chips-fsdp-x-context-x-tensor.meshplan")),
+                 qPrintable(offered));
     }
 
     void aggregatesHugeClusters()
