@@ -135,6 +135,7 @@ void RooflineChart::rebuild()
     // Room above the highest peak for its label, which the top of the plot clipped on a short dock.
     yAxis->setRangeUpper(std::min(std::max(yAxis->range().upper, peak * 2.5), QCPRange::maxRange / 10));
     m_autoUpper = yAxis->range().upper;
+    ensureHeadroom(); // at the last layout's size; updateLayout() follows a new one
     const double x0 = xAxis->range().lower;
     const double x1 = xAxis->range().upper;
     // Clipped points sit 3% of the axis's decades inside its right end.
@@ -363,9 +364,15 @@ void RooflineChart::selectPoint(int index)
 void RooflineChart::updateLayout()
 {
     QCustomPlot::updateLayout();
+    if (ensureHeadroom())
+        QCustomPlot::updateLayout(); // again, for the new ticks
+}
+
+bool RooflineChart::ensureHeadroom()
+{
     // The highest peak's label needs a text line above it. On a short dock the 2.5x headroom of
     // rebuild() is less than that (the fp8 peak's label had no room and was left out): the top
-    // of the y axis rises until it is, and the layout is redone for the new ticks.
+    // of the y axis rises until it is.
     const QRectF plot = axisRect()->rect();
     const double need = QFontMetricsF(font()).height() + 10;
     const double lo = std::log10(yAxis->range().lower);
@@ -373,14 +380,14 @@ void RooflineChart::updateLayout()
     const double top = std::log10(m_topPeak);
     if (yAxis->range().upper != m_autoUpper || !loggable(m_topPeak) || plot.height() <= 2 * need || !(top < hi)
         || !(lo < top))
-        return;
+        return false;
     if ((hi - top) * plot.height() >= need * (hi - lo) - 0.5)
-        return;
+        return false;
     // (u - top) H = need (u - lo), solved for the new upper decade u.
     const double u = (top * plot.height() - need * lo) / (plot.height() - need);
     yAxis->setRangeUpper(std::min(std::pow(10.0, u), QCPRange::maxRange / 10));
     m_autoUpper = yAxis->range().upper;
-    QCustomPlot::updateLayout();
+    return true;
 }
 
 void RooflineChart::layoutLabels()

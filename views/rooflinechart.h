@@ -71,6 +71,9 @@ private:
     void rebuild();
     /// Places every label (LabelPlacer) clear of the others, the tick labels and the points.
     void layoutLabels();
+    /// Raises the y axis's top (unless the user moved it) so the highest peak's label fits above
+    /// it in the plot as last laid out; whether it changed.
+    bool ensureHeadroom();
     int indexOf(const std::string &op, const std::string &kind) const;
     QPointF pixelOf(const model::RooflinePoint &point) const;
     double drawnIntensity(const model::RooflinePoint &point) const;
