@@ -22,6 +22,7 @@ namespace meshplan::views {
 
 class ChipBlockItem;
 class AxisBarItem;
+class GroupBoxItem;
 
 class MeshCanvas : public QGraphicsView
 {
@@ -63,6 +64,11 @@ public:
     /// Axis labels as drawn: "x 16: tensor 4 · context 2 · fsdp 2".
     QStringList axisLabels() const;
     int blockCount() const { return static_cast<int>(m_blocks.size()); }
+    /// Boxes of nodes a large GPU cluster is drawn as (0 when its nodes are drawn on their own),
+    /// their scene rectangles and their names ("stage 3 · 128 nodes · 1024 GPUs").
+    int boxCount() const { return static_cast<int>(m_boxes.size()); }
+    QRectF boxRect(int box) const;
+    QStringList boxNames() const { return m_boxNames; }
     /// Chips per drawn block when blocks stand for several nodes or layers (1 when not aggregated).
     std::int64_t blocksPerItem() const { return m_aggregate; }
     /// Fits the whole mesh in the view below the header, and follows later resizes again.
@@ -113,6 +119,8 @@ private:
 
     std::unique_ptr<Paint> m_paint;
     std::vector<ChipBlockItem *> m_blocks;
+    std::vector<GroupBoxItem *> m_boxes;
+    QStringList m_boxNames;
     std::vector<AxisBarItem *> m_axisBars;
     std::vector<Caption> m_captions;
     QGraphicsRectItem *m_headerBack = nullptr;

@@ -35,6 +35,7 @@
 #include <QtTest>
 #include <QUndoStack>
 #include <QUrl>
+#include <QWheelEvent>
 
 using meshplan::app::MainWindow;
 using meshplan::model::Role;
@@ -513,7 +514,8 @@ private slots:
         QCOMPARE(doc().plan().topology.chipCount(), 16384);
         QCOMPARE(canvas()->blockCount(), 2048);
         QCOMPARE(canvas()->blocksPerItem(), 1);
-        QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
+        // Drawn as boxes of nodes (largeClustersDrawLabelledBoxes), each node still a block inside.
+        QVERIFY(canvas()->boxCount() >= 4 && canvas()->boxCount() <= 128);
         QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 100000}, {"gpus_per_node", 8}}}}));
         QCOMPARE(doc().plan().topology.chipCount(), 800000);
         QVERIFY(canvas()->blockCount() <= 2048);
@@ -522,6 +524,98 @@ private slots:
         QVERIFY(legendSays(QStringLiteral("each box: 49 nodes = 392 GPUs (the last box fewer)")));
         QVERIFY(!legendSays(QStringLiteral("one NVLink domain")));
         QVERIFY(!window().grab().isNull());
+    }
+
+    void largeClustersDrawLabelledBoxes_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("dark");
+        for (const bool dark : {false, true})
+            for (const QSize size : {QSize(1024, 700), QSize(1600, 1000), QSize(1920, 1080)})
+                QTest::addRow("%dx%d%s", size.width(), size.height(), dark ? " dark" : "") << size << dark;
+    }
+
+    // Issue item 11: 16,384 H100s drew as 2,048 thin striped lines. Past a few hundred chips a
+    // GPU cluster is drawn as one box per pipeline stage (here; per stage and data group where
+    // that gives a readable count), each a plain tile named with its counts; zooming in
+    // reaches the nodes, named, and their chips.
+    void largeClustersDrawLabelledBoxes()
+    {
+        QFETCH(QSize, size);
+        QFETCH(bool, dark);
+        window().setDarkTheme(dark);
+        QVERIFY(showPlanAt(QStringLiteral("llama-3-405b-h100-16k.meshplan"), size));
+        canvas()->fitMesh();
+        QApplication::processEvents();
+        QCOMPARE(canvas()->boxCount(), 16);
+        for (int k = 0; k < 16; ++k)
+            QCOMPARE(canvas()->boxNames().value(k), QStringLiteral("stage %1 · 128 nodes · 1024 GPUs").arg(k));
+        QVERIFY(legendSays(QStringLiteral("each box: one pipeline stage, 128 nodes (NVLink domains of 8 GPUs); zoom in for them")));
+        const auto onScreen = [this](const QRectF &scene) { return canvas()->mapFromScene(scene).boundingRect(); };
+        // The mesh as drawn with its text hidden.
+        QList<QGraphicsItem *> hidden;
+        for (QGraphicsItem *item : canvas()->scene()->items())
+            if (dynamic_cast<QGraphicsSimpleTextItem *>(item) && item->isVisible()) {
+                item->hide();
+                hidden << item;
+            }
+        const QImage bare = canvas()->viewport()->grab().toImage();
+        for (QGraphicsItem *item : hidden)
+            item->show();
+        const double dpr = bare.devicePixelRatio();
+        for (int k = 0; k < 16; ++k) {
+            const QRect box = onScreen(canvas()->boxRect(k));
+            QVERIFY2(box.width() >= 50 && box.height() >= 35, qPrintable(QStringLiteral("%1x%2").arg(box.width()).arg(box.height())));
+            QVERIFY(box.top() > canvas()->headerHeight());
+            for (int j = 0; j < k; ++j)
+                QVERIFY(!box.intersects(onScreen(canvas()->boxRect(j))));
+            // Its name, three lines, inside it and readable.
+            const QString name = QStringLiteral("stage %1\n128 nodes\n1024 GPUs").arg(k);
+            QRect nameRect;
+            for (QGraphicsItem *item : canvas()->scene()->items())
+                if (const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item); text && text->isVisible() && text->text() == name)
+                    nameRect = text->deviceTransform(canvas()->viewportTransform()).mapRect(text->boundingRect()).toAlignedRect();
+            QVERIFY2(!nameRect.isEmpty(), qPrintable(name));
+            QVERIFY2(box.adjusted(-1, -1, 1, 1).contains(nameRect), qPrintable(name));
+            QVERIFY2(nameRect.height() / 3.0 >= 9.5, qPrintable(QString::number(nameRect.height())));
+            // A plain tile: without the text over it, the box is one colour, not 128 striped nodes.
+            QSet<QRgb> colours;
+            for (int y = box.top() + 2; y <= box.bottom() - 2; ++y)
+                for (int x = box.left() + 2; x <= box.right() - 2; ++x)
+                    colours.insert(bare.pixel(QPoint(qRound(x * dpr), qRound(y * dpr))));
+            QVERIFY2(colours.size() == 1, qPrintable(QString::number(colours.size())));
+        }
+        // Zooming in on stage 5 reaches its nodes, named, and single chips under the pointer.
+        const QPoint at = onScreen(canvas()->boxRect(5)).center();
+        QTest::mouseMove(canvas()->viewport(), at); // the wheel zooms about the pointer
+        for (int i = 0; i < 60 && onScreen(canvas()->chipRect(5 * 128 * 8)).width() < 9; ++i) {
+            QWheelEvent wheel(at, canvas()->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(canvas()->viewport(), &wheel);
+        }
+        QApplication::processEvents();
+        // The chip of stage 5 nearest the pointer (which may rest between nodes) is in view.
+        std::int64_t chip = -1;
+        double nearest = 1e300;
+        for (std::int64_t c = 5 * 128 * 8; c < 6 * 128 * 8; ++c) {
+            const QPointF d = QPointF(onScreen(canvas()->chipRect(c)).center()) - QPointF(at);
+            if (QPointF::dotProduct(d, d) < nearest) {
+                nearest = QPointF::dotProduct(d, d);
+                chip = c;
+            }
+        }
+        QVERIFY(std::sqrt(nearest) < 20);
+        QCOMPARE(canvas()->chipAt(onScreen(canvas()->chipRect(chip)).center()), chip);
+        QVERIFY(onScreen(canvas()->chipRect(chip)).width() >= 7);
+        QStringList zoomed;
+        for (const auto &[text, height] : canvasTexts(canvas())) {
+            zoomed << text;
+            QVERIFY2(height >= 9.5, qPrintable(text));
+        }
+        const std::int64_t node = chip / 8;
+        QVERIFY2(zoomed.contains(QStringLiteral("node %1").arg(node)), qPrintable(zoomed.join(QLatin1Char('|'))));
+        QVERIFY(zoomed.contains(QStringLiteral("stage 5"))); // now above the box, clear of the nodes
+        QVERIFY(!zoomed.contains(QStringLiteral("stage 5\n128 nodes\n1024 GPUs")));
     }
 
     void canvasTextReadsAtAnyFit_data()
