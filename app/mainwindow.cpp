@@ -142,7 +142,7 @@ void MainWindow::createDocks()
     auto *roles = dock(tr("Parallelism roles"), QStringLiteral("rolesDock"), m_roles, Qt::LeftDockWidgetArea);
     splitDockWidget(models, hardware, Qt::Vertical);
     splitDockWidget(hardware, roles, Qt::Vertical);
-    resizeDocks({models, hardware, roles}, {340, 340, 180}, Qt::Vertical);
+    resizeDocks({models, hardware, roles}, {400, 340, 60}, Qt::Vertical); // the roles are as tall as they need
     resizeDocks({models}, {250}, Qt::Horizontal);
 
     m_inspector = new views::PlanInspector(this);

@@ -36,6 +36,7 @@ constexpr int kBarMaxWidth = 260;
 constexpr int kBarHeight = 42;
 constexpr int kTitlePx = 15;
 constexpr int kCaptionPx = 11;
+constexpr int kSlicePx = 15;
 constexpr double kMinCaptionPx = 8; // a caption with less room than this is hidden, not shrunk
 constexpr double kMaxPitchPx = 72;  // a fitted small mesh grows to fill the view up to this chip pitch
 constexpr double kSplitZone = 0.2; // fraction of an axis bar at each end that splits the axis
@@ -583,7 +584,9 @@ void MeshCanvas::rebuildScene()
     // Above each group: its slice name (several slices). Below each row of slices: the DCN
     // band they hang from.
     // A box's name takes two lines (what it is; its counts), so boxes get a taller row.
-    const double groupLabelH = groups > 1 ? capH : 0;
+    // Slice names are the mesh's largest structure, so they are set larger, with a row to match.
+    // A share of the slice's height, so the name stays large when four slices share a small view.
+    const double groupLabelH = groups > 1 ? (tpu ? std::max(1.5 * capH, 0.12 * groupH) : capH) : 0;
     const bool dcn = tpu && groups > 1; // slices hang from the data-center network
     const double head = groupLabelH;
     const double dcnH = dcn ? capH : 0;
@@ -612,8 +615,10 @@ void MeshCanvas::rebuildScene()
             stem->setToolTip(tr("Slice %1's hosts on the data-center network (DCN)").arg(g));
         }
         if (dcn)
-            addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
-                       Qt::AlignLeft | Qt::AlignVCenter);
+            // Short, so it keeps its size in a narrow group: the DCN band below names the link.
+            addCaption(tr("slice %1").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
+                       Qt::AlignLeft | Qt::AlignVCenter, kSlicePx, true)
+                ->setToolTip(tr("Slice %1, joined to the other slices over the data-center network (DCN)").arg(g));
         if (p.boxed) {
             // The box's name: the ranks its nodes share, and its counts.
             const std::int64_t firstNode = g * blocksPerGroup;
@@ -825,11 +830,13 @@ void MeshCanvas::rebuildScene()
     fitMesh();
 }
 
-QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRectF &slot, Qt::Alignment align)
+QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRectF &slot, Qt::Alignment align, int px,
+                                                bool bold)
 {
     auto *item = scene()->addSimpleText(text);
     QFont f = font();
-    f.setPixelSize(kCaptionPx);
+    f.setPixelSize(px);
+    f.setBold(bold);
     item->setFont(f);
     item->setBrush(m_paint->text);
     item->setFlag(QGraphicsItem::ItemIgnoresTransformations);
@@ -886,7 +893,7 @@ void MeshCanvas::fitCaptions()
         const double pitchPx = s * m_paint->pitch;
         const QVariant minPitch = c.item->data(kMinPitchKey);
         const QVariant maxPitch = c.item->data(kMaxPitchKey);
-        c.item->setVisible(f * kCaptionPx >= kMinCaptionPx && (!minPitch.isValid() || pitchPx >= minPitch.toDouble())
+        c.item->setVisible(f * c.item->font().pixelSize() >= kMinCaptionPx && (!minPitch.isValid() || pitchPx >= minPitch.toDouble())
                            && (!maxPitch.isValid() || pitchPx < maxPitch.toDouble()));
         c.item->setScale(f);
         const double w = br.width() * f / s;

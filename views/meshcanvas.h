@@ -111,7 +111,9 @@ private:
     void rebuildScene();
     void updateAxisBars();
     void setDropHover(DropTarget target);
-    QGraphicsSimpleTextItem *addCaption(const QString &text, const QRectF &slot, Qt::Alignment align);
+    /// `px` and `bold`: the text's size and weight at full size (a slice's name is larger).
+    QGraphicsSimpleTextItem *addCaption(const QString &text, const QRectF &slot, Qt::Alignment align, int px = 11,
+                                        bool bold = false);
     /// After any zoom, pan or resize: the header back at the top, captions sized for the zoom.
     void viewChanged();
     void layoutHeader();

@@ -26,6 +26,8 @@
 #include <QGraphicsSimpleTextItem>
 #include <QMimeData>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -284,7 +286,7 @@ private slots:
         QVERIFY(window().importHfConfig(path));
         QVERIFY(window().importHfConfig(path));
         QCOMPARE(window().modelPalette()->count(), before + 1);
-        QCOMPARE(window().modelPalette()->item(before)->text().section(u'\n', 0, 0),
+        QCOMPARE(window().modelPalette()->item(before)->text().section(QStringLiteral(" · "), 0, 0),
                  QStringLiteral("mixtral-8x7b (imported)"));
         QCOMPARE(meshplan::app::ImportedModels::nameFor(QStringLiteral("/models/Meta-Llama-3-8B/config.json")),
                  QStringLiteral("Meta-Llama-3-8B"));
@@ -616,6 +618,85 @@ private slots:
         QVERIFY2(zoomed.contains(QStringLiteral("node %1").arg(node)), qPrintable(zoomed.join(QLatin1Char('|'))));
         QVERIFY(zoomed.contains(QStringLiteral("stage 5"))); // now above the box, clear of the nodes
         QVERIFY(!zoomed.contains(QStringLiteral("stage 5\n128 nodes\n1024 GPUs")));
+    }
+
+    void palettesShowWholeCards_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<int>("models");
+        QTest::newRow("1024x700") << QSize(1024, 700) << 5;
+        QTest::newRow("1600x1000") << QSize(1600, 1000) << 8;
+        QTest::newRow("1920x1080") << QSize(1920, 1080) << 8;
+    }
+
+    // Issue item 12: about five model cards showed, the roles list cut off Expert and Context,
+    // and at 1024x700 the last card of a list was cut mid-line. Every card shown is whole, all
+    // six roles show, model cards keep their numbers on the title's line.
+    void palettesShowWholeCards()
+    {
+        QFETCH(QSize, size);
+        QFETCH(int, models);
+        QVERIFY(showPlanAt(QString(), size));
+        QApplication::processEvents();
+        for (auto *list : {window().modelPalette(), window().hardwarePalette(), window().rolePalette()}) {
+            const QRect view = list->viewport()->rect();
+            int whole = 0;
+            for (int row = 0; row < list->count(); ++row) {
+                const QRect card = list->visualItemRect(list->item(row));
+                if (!card.intersects(view))
+                    continue;
+                QVERIFY2(view.contains(card), qPrintable(QStringLiteral("%1: %2 cut at %3 of %4")
+                                                             .arg(list->objectName(), list->item(row)->text().section(QLatin1Char('\n'), 0, 0))
+                                                             .arg(view.bottom() - card.top())
+                                                             .arg(card.height())));
+                ++whole;
+            }
+            QCOMPARE(list->wholeCardsVisible(), whole);
+            QVERIFY(whole >= 1);
+        }
+        QCOMPARE(window().rolePalette()->wholeCardsVisible(), 6);
+        QVERIFY2(window().modelPalette()->wholeCardsVisible() >= models,
+                 qPrintable(QString::number(window().modelPalette()->wholeCardsVisible())));
+        QCOMPARE(window().modelPalette()->item(0)->text(), QStringLiteral("LLaMA-3 8B · 8.03B params"));
+        // Scrolling keeps cards whole too.
+        auto *hardware = window().hardwarePalette();
+        hardware->verticalScrollBar()->setValue(2);
+        QApplication::processEvents();
+        for (int row = 0; row < hardware->count(); ++row) {
+            const QRect card = hardware->visualItemRect(hardware->item(row));
+            if (card.intersects(hardware->viewport()->rect()))
+                QVERIFY(hardware->viewport()->rect().contains(card));
+        }
+    }
+
+    // Issue item 12: slice names were tiny (11 px, shrunk to the slice's width). (A window made
+    // smaller from 1500x950, as here, gives the canvas too little room at 1024x700 for any
+    // caption; a window opened at that size shows them: meshplan --screenshot --size 1024x700.)
+    void sliceNamesAreLarge()
+    {
+        for (const QSize size : {QSize(1280, 800), QSize(1600, 1000), QSize(1920, 1080)}) {
+            QVERIFY(showPlanAt(QStringLiteral("llama-3-8b-v5e-multislice.meshplan"), size));
+            canvas()->fitMesh();
+            int named = 0;
+            double caption = 0; // the tallest other caption on the mesh (z=, x →, the DCN band)
+            QList<double> slices;
+            for (const auto &[text, height] : canvasTexts(canvas())) {
+                if (QRegularExpression(QStringLiteral("^slice \\d( \\(over DCN\\))?$")).match(text).hasMatch()) {
+                    slices << height;
+                    ++named;
+                } else if (text == QStringLiteral("x →")) {
+                    caption = height;
+                }
+            }
+            QStringList all;
+            for (const auto &[text, height] : canvasTexts(canvas()))
+                all << text + QStringLiteral(" ") + QString::number(height);
+            QVERIFY2(named == 4, qPrintable(QStringLiteral("%1 at %2x%3: ").arg(named).arg(size.width()).arg(size.height()) + all.join(QLatin1Char('|'))));
+            for (double h : slices) {
+                QVERIFY2(h >= 15, qPrintable(QStringLiteral("%1 px at %2x%3").arg(h).arg(size.width()).arg(size.height())));
+                QVERIFY(h >= 1.2 * caption);
+            }
+        }
     }
 
     void canvasTextReadsAtAnyFit_data()
