@@ -503,21 +503,22 @@ void MeshCanvas::rebuildScene()
     QString boxWhat; // what a box stands for, in the legend
     p.boxed = !tpu && m_aggregate == 1 && topo.chipCount() > kBoxChips && blocks >= 16;
     if (p.boxed) {
-        // Box sizes the roles give (products of the inner shares), the one nearest 32 boxes;
-        // without one in range, runs of a power of two nodes.
+        // Box sizes the roles give (products of the inner shares), the one nearest 16 boxes (so
+        // each keeps room for its name at 1024x700); without one in range, runs of a power of
+        // two nodes.
         std::int64_t best = 0;
         std::int64_t inner = 1;
         for (const auto &share : nodeShares) {
             inner *= share.size;
             const std::int64_t boxes = blocks / inner;
-            if (blocks % inner == 0 && boxes >= 4 && boxes <= 128
-                && (best == 0 || std::abs(std::log2(static_cast<double>(boxes) / 32))
-                                     < std::abs(std::log2(static_cast<double>(blocks / best) / 32))))
+            if (blocks % inner == 0 && boxes >= 4 && boxes <= 64
+                && (best == 0 || std::abs(std::log2(static_cast<double>(boxes) / 16))
+                                     < std::abs(std::log2(static_cast<double>(blocks / best) / 16))))
                 best = inner;
         }
         if (best == 0) {
             best = 1;
-            while (blocks % (2 * best) == 0 && blocks / (2 * best) >= 32)
+            while (blocks % (2 * best) == 0 && blocks / (2 * best) >= 16)
                 best *= 2;
         }
         blocksPerGroup = best;

@@ -618,6 +618,14 @@ private slots:
         QVERIFY2(zoomed.contains(QStringLiteral("node %1").arg(node)), qPrintable(zoomed.join(QLatin1Char('|'))));
         QVERIFY(zoomed.contains(QStringLiteral("stage 5"))); // now above the box, clear of the nodes
         QVERIFY(!zoomed.contains(QStringLiteral("stage 5\n128 nodes\n1024 GPUs")));
+
+        // DeepSeek-V3's 256 nodes (expert 8, data 2, pipeline 16 on the node axis): a box per stage.
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/deepseek-v3-h100-2048.meshplan")));
+        QCOMPARE(canvas()->boxCount(), 16);
+        QCOMPARE(canvas()->boxNames().value(3), QStringLiteral("stage 3 · 16 nodes · 128 GPUs"));
+        // Mixtral's 128 GPUs stay node by node.
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan")));
+        QCOMPARE(canvas()->boxCount(), 0);
     }
 
     void palettesShowWholeCards_data()
