@@ -16,6 +16,7 @@
 #include "meshcanvas.h"
 #include "palettes.h"
 #include "plandocument.h"
+#include "planfilename.h"
 #include "planinspector.h"
 #include "plansummary.h"
 #include "recentfiles.h"
@@ -39,7 +40,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QShowEvent>
 #include <QStatusBar>
@@ -107,7 +107,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
     connect(m_canvas, &views::MeshCanvas::fileDropped, this, &MainWindow::openFileAfterSaving);
     connect(m_canvas, &views::MeshCanvas::chipHovered, this, [this](std::int64_t chip, const QString &text) {
         if (chip >= 0)
-            statusBar()->showMessage(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" · ")));
+            statusBar()->showMessage(text); // one line; the canvas's tooltip has the details
         else
             statusBar()->clearMessage();
     });
@@ -148,7 +148,7 @@ void MainWindow::createDocks()
     auto *roles = dock(tr("Parallelism roles"), QStringLiteral("rolesDock"), m_roles, Qt::LeftDockWidgetArea);
     splitDockWidget(models, hardware, Qt::Vertical);
     splitDockWidget(hardware, roles, Qt::Vertical);
-    resizeDocks({models, hardware, roles}, {340, 340, 180}, Qt::Vertical);
+    resizeDocks({models, hardware, roles}, {400, 340, 60}, Qt::Vertical); // the roles are as tall as they need
     resizeDocks({models}, {250}, Qt::Horizontal);
 
     m_inspector = new views::PlanInspector(this);
@@ -360,7 +360,7 @@ void MainWindow::selectOperation(const std::string &op, const std::string &kind,
     const QString html = point ? views::RooflineChart::describe(*point) : QString();
     m_inspector->setSelectedOperation(html);
     if (announce && point)
-        statusBar()->showMessage(QString(html).remove(QRegularExpression(QStringLiteral("<[^>]*>"))), 10000);
+        statusBar()->showMessage(views::RooflineChart::summarize(*point), 10000); // details: the inspector
 }
 
 void MainWindow::refresh()
@@ -588,8 +588,9 @@ bool MainWindow::saveAs(const QString &path)
 
 bool MainWindow::saveAsDialog()
 {
-    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), m_document->path(),
-                                                tr("Meshplan plans (*.meshplan)"));
+    // A name from the title, in the folder of the plan's file: an untitled plan offered none.
+    const QString suggested = suggestedPlanPath(qs(m_document->plan().title), m_document->path());
+    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), suggested, tr("Meshplan plans (*.meshplan)"));
     if (path.isEmpty())
         return false;
     if (!path.endsWith(QStringLiteral(".meshplan")))

@@ -14,6 +14,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+#include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -36,9 +37,17 @@ constexpr int kBarMaxWidth = 260;
 constexpr int kBarHeight = 42;
 constexpr int kTitlePx = 15;
 constexpr int kCaptionPx = 11;
+constexpr int kSlicePx = 15;
 constexpr double kMinCaptionPx = 8; // a caption with less room than this is hidden, not shrunk
 constexpr double kMaxPitchPx = 72;  // a fitted small mesh grows to fill the view up to this chip pitch
 constexpr double kSplitZone = 0.2; // fraction of an axis bar at each end that splits the axis
+// GPU clusters past this many chips are drawn as boxes of nodes (a pipeline stage, a data group):
+// 2,048 nodes of 8 read as thin stripes. Nodes inside a box are drawn once they are this wide.
+constexpr std::int64_t kBoxChips = 512;
+constexpr double kNodePitchPx = 7;
+// Item data keys: a caption shown only from (or below) this chip pitch in pixels.
+constexpr int kMinPitchKey = 1;
+constexpr int kMaxPitchKey = 2; // chip pitch on screen from which a box shows its nodes' chips
 
 QString qs(const std::string &s)
 {
@@ -82,7 +91,45 @@ struct MeshCanvas::Paint {
     double pitch = kUnitPitch; // chips of small meshes are drawn larger
     double cell = kUnitCell;
     std::int64_t chipsPerBlock = 1;
+    bool boxed = false; ///< nodes are grouped in boxes, which stand in for them when small
     MeshCanvas::DropTarget dropHover;
+};
+
+// A box of nodes of a large GPU cluster (a pipeline stage, a data group, a run of nodes): one
+// solid tile while its nodes are too small to tell apart, a frame around them once they show.
+class GroupBoxItem : public QGraphicsItem
+{
+public:
+    GroupBoxItem(const MeshCanvas *canvas, QRectF rect, std::int64_t firstChip, std::int64_t chips, bool odd)
+        : m_canvas(canvas), m_rect(rect), m_first(firstChip), m_chips(chips), m_odd(odd)
+    {
+        setZValue(-1);
+    }
+
+    QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
+    QRectF rect() const { return m_rect; }
+
+    void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *) override
+    {
+        const auto &p = m_canvas->paintState();
+        const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+        const bool hovered = p.hovered >= m_first && p.hovered < m_first + m_chips;
+        QPen frame(hovered ? p.text : p.outline, hovered ? 2.5 : 1);
+        frame.setCosmetic(true);
+        painter->setPen(frame);
+        if (lod * p.pitch < kNodePitchPx)
+            painter->setBrush(m_odd ? p.baseAlt : p.base);
+        else
+            painter->setBrush(Qt::NoBrush);
+        painter->drawRect(m_rect);
+    }
+
+private:
+    const MeshCanvas *m_canvas;
+    QRectF m_rect;
+    std::int64_t m_first;
+    std::int64_t m_chips;
+    bool m_odd;
 };
 
 // One layer of a torus slice or one NVLink domain, or (aggregated) a run of them.
@@ -131,6 +178,8 @@ public:
         const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
         const std::int64_t first = m_first * p.chipsPerBlock;
         const std::int64_t last = (m_first + m_blocks) * p.chipsPerBlock;
+        if (p.boxed && lod * p.pitch < kNodePitchPx)
+            return; // its box is drawn as one tile instead
         if (m_blocks > 1 || lod * p.pitch < 3) {
             // Too small to draw chip by chip: one tile, marked when it holds the hovered chip.
             painter->setPen(Qt::NoPen);
@@ -430,9 +479,11 @@ void MeshCanvas::rebuildScene()
     m_title = nullptr;
     m_legend = nullptr;
     m_blocks.clear();
+    m_boxes.clear();
     m_axisBars.clear();
     m_captions.clear();
     m_legendLines.clear();
+    m_boxNames.clear();
 
     const model::Topology &topo = p.plan.topology;
     const auto &axes = topo.axes();
@@ -457,6 +508,40 @@ void MeshCanvas::rebuildScene()
     }
     p.chipsPerBlock = topo.chipCount() / std::max<std::int64_t>(1, blocks);
     m_aggregate = std::max<std::int64_t>(1, (blocks + kMaxItems - 1) / kMaxItems);
+    // A large GPU cluster is drawn as boxes of nodes, cut where the roles on the node axis
+    // change (every pipeline stage, or each stage's data groups), laid out like TPU slices.
+    const int nodeAxis = topo.axisIndex("node");
+    const std::vector<model::MeshGroups::AxisShare> nodeShares =
+        !tpu && nodeAxis >= 0 && p.groups ? p.groups->sharesOf(nodeAxis) : std::vector<model::MeshGroups::AxisShare>{};
+    QString boxWhat; // what a box stands for, in the legend
+    p.boxed = !tpu && m_aggregate == 1 && topo.chipCount() > kBoxChips && blocks >= 16;
+    if (p.boxed) {
+        // Box sizes the roles give (products of the inner shares), the one nearest 16 boxes (so
+        // each keeps room for its name at 1024x700); without one in range, runs of a power of
+        // two nodes.
+        std::int64_t best = 0;
+        std::int64_t inner = 1;
+        for (const auto &share : nodeShares) {
+            inner *= share.size;
+            const std::int64_t boxes = blocks / inner;
+            if (blocks % inner == 0 && boxes >= 4 && boxes <= 64
+                && (best == 0 || std::abs(std::log2(static_cast<double>(boxes) / 16))
+                                     < std::abs(std::log2(static_cast<double>(blocks / best) / 16))))
+                best = inner;
+        }
+        if (best == 0) {
+            best = 1;
+            while (blocks % (2 * best) == 0 && blocks / (2 * best) >= 16)
+                best *= 2;
+        }
+        blocksPerGroup = best;
+        p.boxed = blocks / blocksPerGroup > 1;
+        QStringList outer;
+        for (const auto &share : nodeShares)
+            if (share.stride >= blocksPerGroup)
+                outer << (share.role == Role::Pipeline ? tr("pipeline stage") : roleLabel(share.role).toLower() + tr(" group"));
+        boxWhat = outer.isEmpty() ? tr("a run of nodes") : tr("one %1").arg(outer.join(tr(" × ")));
+    }
 
     // Scene units only set proportions: the mesh is fitted to the view, the header is in pixels.
     p.pitch = kUnitPitch;
@@ -510,9 +595,13 @@ void MeshCanvas::rebuildScene()
 
     // Above each group: its slice name (several slices). Below each row of slices: the DCN
     // band they hang from.
-    const double groupLabelH = groups > 1 ? capH : 0;
+    // A box's name takes two lines (what it is; its counts), so boxes get a taller row.
+    // Slice names are the mesh's largest structure, so they are set larger, with a row to match.
+    // A share of the slice's height, so the name stays large when four slices share a small view.
+    const double groupLabelH = groups > 1 ? (tpu ? std::max(1.5 * capH, 0.12 * groupH) : capH) : 0;
+    const bool dcn = tpu && groups > 1; // slices hang from the data-center network
     const double head = groupLabelH;
-    const double dcnH = groups > 1 ? capH : 0;
+    const double dcnH = dcn ? capH : 0;
     const double left = tpu ? 1.6 * capH : 0; // room for "y ↓"
     const double blocksBottom = static_cast<double>(rowsUsed) * cellH - gap; // below a group's top
     const QColor fabricFill = roleColor(Role::Data).lighter(170);
@@ -528,7 +617,7 @@ void MeshCanvas::rebuildScene()
     for (std::int64_t g = 0; g < groups; ++g) {
         const double gx = left + static_cast<double>(g % groupsPerRow) * groupW;
         const double gy = head + static_cast<double>(g / groupsPerRow) * (groupH + head + dcnH);
-        if (groups > 1) {
+        if (dcn) {
             // This slice's DCN link: a stem from its last row down to the band of its row.
             const double bandTop = gy + blocksBottom + 1.5 * gap;
             const double stemX = gx + std::min(static_cast<double>(perRow), static_cast<double>(items)) * cellW / 2;
@@ -537,9 +626,50 @@ void MeshCanvas::rebuildScene()
             stem->setZValue(-2);
             stem->setToolTip(tr("Slice %1's hosts on the data-center network (DCN)").arg(g));
         }
-        if (groups > 1)
-            addCaption(tr("slice %1 (over DCN)").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
-                       Qt::AlignLeft | Qt::AlignVCenter);
+        if (dcn)
+            // Short, so it keeps its size in a narrow group: the DCN band below names the link.
+            addCaption(tr("slice %1").arg(g), QRectF(gx, gy - head, groupW - gap, groupLabelH),
+                       Qt::AlignLeft | Qt::AlignVCenter, kSlicePx, true)
+                ->setToolTip(tr("Slice %1, joined to the other slices over the data-center network (DCN)").arg(g));
+        if (p.boxed) {
+            // The box's name: the ranks its nodes share, and its counts.
+            const std::int64_t firstNode = g * blocksPerGroup;
+            QStringList ranks;
+            for (auto it = nodeShares.rbegin(); it != nodeShares.rend(); ++it) {
+                if (it->stride < blocksPerGroup)
+                    continue;
+                const std::int64_t rank = (firstNode / it->stride) % it->size;
+                ranks << (it->role == Role::Pipeline ? tr("stage %1").arg(rank)
+                                                     : roleLabel(it->role).toLower() + QLatin1Char(' ') + QString::number(rank));
+            }
+            const QString nodes = rack ? tr("%n racks", nullptr, static_cast<int>(blocksPerGroup))
+                                       : tr("%n nodes", nullptr, static_cast<int>(blocksPerGroup));
+            const QString chips = tr("%n GPUs", nullptr, static_cast<int>(blocksPerGroup * p.chipsPerBlock));
+            const QString name = ranks.isEmpty() ? (rack ? tr("racks %1–%2") : tr("nodes %1–%2"))
+                                                       .arg(firstNode)
+                                                       .arg(firstNode + blocksPerGroup - 1)
+                                                 : ranks.join(QStringLiteral(" · "));
+            const QString text = name + QStringLiteral(" · ") + nodes + QStringLiteral(" · ") + chips;
+            const double boxW = static_cast<double>(std::min(perRow, items)) * cellW - gap;
+            const double boxH = static_cast<double>(rowsUsed) * cellH - gap;
+            const QRectF boxRect = QRectF(gx, gy, boxW, boxH).adjusted(-gap / 2, -gap / 2, gap / 2, gap / 2);
+            auto *box = new GroupBoxItem(this, boxRect, firstNode * p.chipsPerBlock, blocksPerGroup * p.chipsPerBlock,
+                                         g % 2 == 1);
+            box->setToolTip(text + QStringLiteral("\n") + tr("nodes %1–%2 inside; zoom in for them and their GPUs")
+                                                          .arg(firstNode)
+                                                          .arg(firstNode + blocksPerGroup - 1));
+            s->addItem(box);
+            m_boxes.push_back(box);
+            m_boxNames << text;
+            // Zoomed out, the name fills the tile in three short lines; once the nodes show, it
+            // moves to one line above the box, clear of them.
+            addCaption(name + QLatin1Char('\n') + nodes + QLatin1Char('\n') + chips,
+                       boxRect.adjusted(gap / 2, gap / 2, -gap / 2, -gap / 2), Qt::AlignLeft | Qt::AlignTop)
+                ->setData(kMaxPitchKey, kNodePitchPx);
+            addCaption(name, QRectF(gx - gap / 2, gy - head - gap / 2, groupW - 2 * gap, groupLabelH),
+                       Qt::AlignLeft | Qt::AlignVCenter)
+                ->setData(kMinPitchKey, kNodePitchPx);
+        }
         for (std::int64_t i = 0; i < items; ++i) {
             const double x = gx + static_cast<double>(i % perRow) * cellW;
             const double by = gy + static_cast<double>(i / perRow) * cellH + labelH;
@@ -553,7 +683,12 @@ void MeshCanvas::rebuildScene()
                 addCaption(count > 1 ? tr("z=%1–%2").arg(z).arg(z + count - 1) : tr("z=%1").arg(z),
                            QRectF(x, by - labelH, blockW / 2, labelH), Qt::AlignLeft | Qt::AlignVCenter);
             }
-            if (!tpu && items <= 256) {
+            if (!tpu && p.boxed) {
+                // Named, unframed: the name shows with the node's chips.
+                addCaption(rack ? tr("rack %1").arg(first) : tr("node %1").arg(first),
+                           QRectF(x - 3, by - labelH - 1, blockW + 6, labelH - 3), Qt::AlignLeft | Qt::AlignBottom)
+                    ->setData(kMinPitchKey, kNodePitchPx);
+            } else if (!tpu && items <= 256) {
                 // An NVLink domain: framed, with its node number when there are few enough to read.
                 // Neutral ink: the frame is the hardware, not a role (it was Tensor's orange).
                 auto *frame = s->addRect(QRectF(x - 3, by - 3, blockW + 6, blockH + 6), framePen);
@@ -565,7 +700,7 @@ void MeshCanvas::rebuildScene()
         }
         y = std::max(y, gy + static_cast<double>(rowsUsed) * cellH);
     }
-    if (groups > 1) {
+    if (dcn) {
         // The DCN bands, one under each row of slices, joined down the right-hand side.
         const std::int64_t gridRows = (groups + groupsPerRow - 1) / groupsPerRow;
         const double bandLeft = left;
@@ -673,6 +808,12 @@ void MeshCanvas::rebuildScene()
                                      .arg(m_aggregate)
                                      .arg(m_aggregate * size("gpu"))
                                      .arg(blocks % m_aggregate ? tr(" (the last box fewer)") : QString());
+            else if (p.boxed)
+                m_legendLines << tr("each box: %1, %2 %3 (NVLink domains of %4 GPUs); zoom in for them")
+                                     .arg(boxWhat)
+                                     .arg(blocksPerGroup)
+                                     .arg(rack ? tr("racks") : tr("nodes"))
+                                     .arg(size("gpu"));
             else if (rack)
                 m_legendLines << tr("each box: one rack, an NVLink domain of %1 GPUs").arg(size("gpu"));
             else
@@ -701,11 +842,13 @@ void MeshCanvas::rebuildScene()
     fitMesh();
 }
 
-QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRectF &slot, Qt::Alignment align)
+QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRectF &slot, Qt::Alignment align, int px,
+                                                bool bold)
 {
     auto *item = scene()->addSimpleText(text);
     QFont f = font();
-    f.setPixelSize(kCaptionPx);
+    f.setPixelSize(px);
+    f.setBold(bold);
     item->setFont(f);
     item->setBrush(m_paint->text);
     item->setFlag(QGraphicsItem::ItemIgnoresTransformations);
@@ -758,7 +901,12 @@ void MeshCanvas::fitCaptions()
     for (const auto &c : m_captions) {
         const QRectF br = c.item->boundingRect();
         const double f = std::min({1.0, c.slot.width() * s / br.width(), c.slot.height() * s / br.height()});
-        c.item->setVisible(f * kCaptionPx >= kMinCaptionPx);
+        // Some captions belong to one zoom only (a box's name inside it, or above it with its nodes).
+        const double pitchPx = s * m_paint->pitch;
+        const QVariant minPitch = c.item->data(kMinPitchKey);
+        const QVariant maxPitch = c.item->data(kMaxPitchKey);
+        c.item->setVisible(f * c.item->font().pixelSize() >= kMinCaptionPx && (!minPitch.isValid() || pitchPx >= minPitch.toDouble())
+                           && (!maxPitch.isValid() || pitchPx < maxPitch.toDouble()));
         c.item->setScale(f);
         const double w = br.width() * f / s;
         const double h = br.height() * f / s;
@@ -851,6 +999,11 @@ QRectF MeshCanvas::chipRect(std::int64_t chip) const
     if (block >= static_cast<std::int64_t>(m_blocks.size()))
         return {};
     return m_blocks[static_cast<std::size_t>(block)]->cellRect(chip % p.chipsPerBlock);
+}
+
+QRectF MeshCanvas::boxRect(int box) const
+{
+    return box >= 0 && box < boxCount() ? m_boxes[static_cast<std::size_t>(box)]->rect() : QRectF();
 }
 
 QRectF MeshCanvas::axisBarRect(int axis) const
@@ -946,6 +1099,24 @@ QString MeshCanvas::describeChip(std::int64_t chip) const
     return text;
 }
 
+QString MeshCanvas::chipSummary(std::int64_t chip) const
+{
+    const auto &p = *m_paint;
+    if (chip < 0 || chip >= p.plan.topology.chipCount())
+        return {};
+    const auto &axes = p.plan.topology.axes();
+    QStringList coords;
+    if (p.groups) {
+        const auto c = p.groups->coordinates(chip);
+        for (std::size_t i = 0; i < axes.size(); ++i)
+            coords << qs(axes[i].name) + QLatin1Char('=') + QString::number(c[i]);
+    }
+    QString line = tr("Chip %1 (%2)").arg(chip).arg(coords.join(QLatin1Char(' ')));
+    if (p.groups && p.plan.parallelism.degree(Role::Pipeline) > 1)
+        line += tr(" · stage %1").arg(p.groups->rankIn(chip, Role::Pipeline));
+    return line;
+}
+
 void MeshCanvas::setDropHover(DropTarget target)
 {
     auto &p = *m_paint;
@@ -1022,9 +1193,13 @@ void MeshCanvas::mouseMoveEvent(QMouseEvent *event)
     const std::int64_t chip = chipAt(event->position().toPoint());
     if (chip != m_hovered) {
         setHoveredChip(chip);
-        const QString text = describeChip(chip);
-        viewport()->setToolTip(text);
-        emit chipHovered(chip, text);
+        // A tooltip of its own, by the pointer: the view hands tooltip events to the scene's
+        // items, so a viewport tooltip never showed, and the status bar cut the lines short.
+        if (chip >= 0)
+            QToolTip::showText(event->globalPosition().toPoint(), describeChip(chip), viewport());
+        else
+            QToolTip::hideText();
+        emit chipHovered(chip, chipSummary(chip));
     }
 }
 
@@ -1033,6 +1208,7 @@ void MeshCanvas::leaveEvent(QEvent *event)
     QGraphicsView::leaveEvent(event);
     if (m_hovered >= 0) {
         setHoveredChip(-1);
+        QToolTip::hideText();
         emit chipHovered(-1, QString());
     }
 }

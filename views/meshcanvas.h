@@ -22,6 +22,7 @@ namespace meshplan::views {
 
 class ChipBlockItem;
 class AxisBarItem;
+class GroupBoxItem;
 
 class MeshCanvas : public QGraphicsView
 {
@@ -59,11 +60,19 @@ public:
     std::int64_t hoveredChip() const { return m_hovered; }
     /// Whether `chip` is drawn highlighted for `role` (it shares the hovered chip's group).
     bool isHighlighted(std::int64_t chip, model::Role role) const;
-    /// What the hovered chip holds and which groups it belongs to, in words.
+    /// What the hovered chip holds and which groups it belongs to, in words (several lines:
+    /// the hover tooltip).
     QString describeChip(std::int64_t chip) const;
+    /// One short line naming the chip and where it sits, for the status bar.
+    QString chipSummary(std::int64_t chip) const;
     /// Axis labels as drawn: "x 16: tensor 4 · context 2 · fsdp 2".
     QStringList axisLabels() const;
     int blockCount() const { return static_cast<int>(m_blocks.size()); }
+    /// Boxes of nodes a large GPU cluster is drawn as (0 when its nodes are drawn on their own),
+    /// their scene rectangles and their names ("stage 3 · 128 nodes · 1024 GPUs").
+    int boxCount() const { return static_cast<int>(m_boxes.size()); }
+    QRectF boxRect(int box) const;
+    QStringList boxNames() const { return m_boxNames; }
     /// Chips per drawn block when blocks stand for several nodes or layers (1 when not aggregated).
     std::int64_t blocksPerItem() const { return m_aggregate; }
     /// Fits the whole mesh in the view below the header, and follows later resizes again.
@@ -78,8 +87,9 @@ signals:
     void hardwareDropped(const nlohmann::json &hardware);
     void roleDropped(model::Role role, const QString &axis, bool split);
     void fileDropped(const QString &path);
-    /// The pointer moved onto a chip (-1: off the mesh); `description` is describeChip().
-    void chipHovered(std::int64_t chip, const QString &description);
+    /// The pointer moved onto a chip (-1: off the mesh); `summary` is chipSummary(), the full
+    /// describeChip() shows in a tooltip by the pointer.
+    void chipHovered(std::int64_t chip, const QString &summary);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *event) override;
@@ -105,7 +115,9 @@ private:
     void rebuildScene();
     void updateAxisBars();
     void setDropHover(DropTarget target);
-    QGraphicsSimpleTextItem *addCaption(const QString &text, const QRectF &slot, Qt::Alignment align);
+    /// `px` and `bold`: the text's size and weight at full size (a slice's name is larger).
+    QGraphicsSimpleTextItem *addCaption(const QString &text, const QRectF &slot, Qt::Alignment align, int px = 11,
+                                        bool bold = false);
     /// After any zoom, pan or resize: the header back at the top, captions sized for the zoom.
     void viewChanged();
     void layoutHeader();
@@ -113,6 +125,8 @@ private:
 
     std::unique_ptr<Paint> m_paint;
     std::vector<ChipBlockItem *> m_blocks;
+    std::vector<GroupBoxItem *> m_boxes;
+    QStringList m_boxNames;
     std::vector<AxisBarItem *> m_axisBars;
     std::vector<Caption> m_captions;
     QGraphicsRectItem *m_headerBack = nullptr;

@@ -92,6 +92,7 @@ QString hardwareSize(const nlohmann::json &hardware, const model::Chip &chip)
 void fillModelCards(CardList *list)
 {
     const auto &catalog = model::ModelCatalog::builtin();
+    list->setNumbersInline(true);
     for (const auto &spec : catalog.models())
         list->addCard(qs(spec.name), paramsText(spec), modelToolTip(spec), spec.id, QColor(0x6a, 0x5a, 0xcd));
 }
@@ -135,6 +136,7 @@ void fillHardwareCards(CardList *list)
 
 void fillRoleCards(CardList *list)
 {
+    list->setCompact(true); // six short names: all of them in two or three rows
     for (model::Role role : model::kRoles)
         list->addCard(roleLabel(role), QString(),
                       roleDescription(role) + QStringLiteral("\n") + tr("Drop on an axis to place it there; drop on "

@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 #include "chartstyle.h"
+#include "labelplacer.h"
 
 #include <QFontMetricsF>
 #include <QLineF>
@@ -56,7 +57,7 @@ RooflineChart::RooflineChart(QWidget *parent)
     // points, wherever it was put.
     putLegendBeside(this);
     applyChartStyle(this, palette());
-    connect(this, &QCustomPlot::afterLayout, this, &RooflineChart::placeSlopeLabels);
+    connect(this, &QCustomPlot::afterLayout, this, &RooflineChart::layoutLabels);
 }
 
 void RooflineChart::changeEvent(QEvent *event)
@@ -91,6 +92,7 @@ void RooflineChart::rebuild()
     m_slopeLabels.clear();
     m_ceilingLabels.clear();
     m_clipNotes.clear();
+    m_ridgeLabel = nullptr;
     showChartAxes(this);
     const QColor text = palette().color(QPalette::Text);
 
@@ -124,6 +126,7 @@ void RooflineChart::rebuild()
     }
     if (!loggable(peak))
         peak = 1e15;
+    m_topPeak = peak;
     // The roof is the plan's compute dtype; other dtypes' peaks are faint references.
     const double roof = loggable(m_data.computePeak) ? m_data.computePeak : peak;
     yLo = std::min(yLo, peak / 1e4);
@@ -131,6 +134,8 @@ void RooflineChart::rebuild()
     setLogRange(yAxis, yLo, peak, 0.08);
     // Room above the highest peak for its label, which the top of the plot clipped on a short dock.
     yAxis->setRangeUpper(std::min(std::max(yAxis->range().upper, peak * 2.5), QCPRange::maxRange / 10));
+    m_autoUpper = yAxis->range().upper;
+    ensureHeadroom(); // at the last layout's size; updateLayout() follows a new one
     const double x0 = xAxis->range().lower;
     const double x1 = xAxis->range().upper;
     // Clipped points sit 3% of the axis's decades inside its right end.
@@ -195,12 +200,11 @@ void RooflineChart::rebuild()
             QColor color = text;
             color.setAlpha(isRoof ? 230 : 90);
             g->setPen(isRoof ? QPen(color, 2.5) : QPen(color, 1, Qt::DashLine));
-            // Labelled above its line at the left end, where the slopes are still far below the
-            // peaks and no point reaches (the compute-bound points crowd the right, under the roof).
+            // Placed along its line by layoutLabels.
             auto *label = new QCPItemText(this);
             label->position->setCoords(x0, c.value);
-            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-            label->setPadding(QMargins(4, 0, 4, 1));
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+            label->setPadding(QMargins(2, 0, 2, 0));
             m_ceilingLabels.push_back({label, c.value});
             label->setText(qs(c.name) + QStringLiteral(" ") + qs(model::formatFlopsPerSecond(c.value)));
             label->setColor(color);
@@ -215,9 +219,11 @@ void RooflineChart::rebuild()
         ridge->setPen(QPen(color, 1, Qt::DotLine));
         auto *label = new QCPItemText(this);
         label->position->setCoords(m_data.criticalIntensity, yAxis->range().lower);
-        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-        label->setText(tr(" ridge %1 FLOPs/B").arg(qs(model::formatNumber(m_data.criticalIntensity))));
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setPadding(QMargins(2, 0, 2, 0));
+        label->setText(tr("ridge %1 FLOPs/B").arg(qs(model::formatNumber(m_data.criticalIntensity))));
         label->setColor(text);
+        m_ridgeLabel = label;
     }
 
     // Points, one graph per kind of operation.
@@ -252,11 +258,11 @@ void RooflineChart::rebuild()
         arrow->setPen(QPen(text, 1.5));
         auto *note = new QCPItemText(this);
         note->position->setCoords(m_clipDrawnAt, p.achievedFlopsPerS);
-        note->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
-        note->setPadding(QMargins(0, 8, 2, 0));
+        note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        note->setPadding(QMargins(2, 0, 2, 0));
         note->setText(tr("%1 at %2 FLOPs/B").arg(qs(p.op), qs(model::formatNumber(p.intensity))));
         note->setColor(text);
-        m_clipNotes.push_back(note);
+        m_clipNotes.push_back({note, p.achievedFlopsPerS});
     }
     m_selection = addGraph();
     m_selection->removeFromLegend();
@@ -334,6 +340,11 @@ QString RooflineChart::describe(const model::RooflinePoint &p)
     return text;
 }
 
+QString RooflineChart::summarize(const model::RooflinePoint &p)
+{
+    return tr("%1 (%2): %3 each, bound by %4").arg(qs(p.op), qs(p.kind), qs(model::formatSeconds(p.timeS)), qs(p.bound));
+}
+
 void RooflineChart::selectPoint(int index)
 {
     m_selected = index >= 0 && index < static_cast<int>(m_data.points.size()) ? index : -1;
@@ -350,103 +361,202 @@ void RooflineChart::selectPoint(int index)
     }
 }
 
-void RooflineChart::placeSlopeLabels()
+void RooflineChart::updateLayout()
 {
-    // Along the slope as drawn: the angle of two of its points in pixels (the axes' aspect
-    // changes with the widget's size), the text's bottom on the line, so the line runs under it.
+    QCustomPlot::updateLayout();
+    if (ensureHeadroom())
+        QCustomPlot::updateLayout(); // again, for the new ticks
+}
+
+bool RooflineChart::ensureHeadroom()
+{
+    // The highest peak's label needs a text line above it. On a short dock the 2.5x headroom of
+    // rebuild() is less than that (the fp8 peak's label had no room and was left out): the top
+    // of the y axis rises until it is.
+    const QRectF plot = axisRect()->rect();
+    const double need = QFontMetricsF(font()).height() + 10;
+    const double lo = std::log10(yAxis->range().lower);
+    const double hi = std::log10(yAxis->range().upper);
+    const double top = std::log10(m_topPeak);
+    if (yAxis->range().upper != m_autoUpper || !loggable(m_topPeak) || plot.height() <= 2 * need || !(top < hi)
+        || !(lo < top))
+        return false;
+    if ((hi - top) * plot.height() >= need * (hi - lo) - 0.5)
+        return false;
+    // (u - top) H = need (u - lo), solved for the new upper decade u.
+    const double u = (top * plot.height() - need * lo) / (plot.height() - need);
+    yAxis->setRangeUpper(std::min(std::pow(10.0, u), QCPRange::maxRange / 10));
+    m_autoUpper = yAxis->range().upper;
+    return true;
+}
+
+void RooflineChart::layoutLabels()
+{
     const double lo = xAxis->range().lower;
     const double hi = xAxis->range().upper;
-    for (const auto &[label, bandwidth] : m_slopeLabels) {
+    const QRectF plot = axisRect()->rect();
+    // Inside the plot and clear of the ticks, which point inwards from the left and bottom axes.
+    LabelPlacer placer(plot.adjusted(xAxis->tickLengthIn() + 2, 2, -2, -(xAxis->tickLengthIn() + 3)));
+    // The y tick labels: a label on a tick's row keeps well off the axis, where it read as part
+    // of the tick label ("10^15 fp16/bf16 peak").
+    const double rowH = QFontMetricsF(yAxis->tickLabelFont()).height();
+    for (const double tick : yAxis->tickVector()) {
+        const double y = yAxis->coordToPixel(tick);
+        if (y >= plot.top() && y <= plot.bottom())
+            placer.addObstacle(QRectF(plot.left() - 80, y - rowH / 2, 80 + 24, rowH));
+    }
+    for (const auto &p : m_data.points)
+        if (loggable(p.intensity) && loggable(p.achievedFlopsPerS))
+            placer.addPoint(pixelOf(p), 6);
+    for (const auto &note : m_clipNotes)
+        if (note.item) {
+            const double y = yAxis->coordToPixel(note.rate);
+            placer.addLine(QLineF(xAxis->coordToPixel(m_clipDrawnAt), y, plot.right(), y));
+        }
+    // Lines: the slopes, each peak and the ridge. A label crosses one only when nothing is free.
+    std::vector<int> slopeLines;
+    for (const auto &[label, bandwidth] : m_slopeLabels)
+        slopeLines.push_back(placer.addLine(QLineF(QPointF(xAxis->coordToPixel(lo), yAxis->coordToPixel(lo * bandwidth)),
+                                                   QPointF(xAxis->coordToPixel(hi), yAxis->coordToPixel(hi * bandwidth)))));
+    std::vector<int> peakLines;
+    for (const auto &[label, value] : m_ceilingLabels) {
+        const double y = yAxis->coordToPixel(value);
+        peakLines.push_back(placer.addLine(QLineF(plot.left(), y, plot.right(), y)));
+    }
+    if (m_ridgeLabel) {
+        const double x = xAxis->coordToPixel(m_data.criticalIntensity);
+        placer.addLine(QLineF(x, plot.top(), x, plot.bottom()));
+    }
+    const auto textSize = [](const QCPItemText *label) {
+        const QFontMetricsF metrics(label->font());
+        const QMargins pad = label->padding();
+        return QSizeF(metrics.horizontalAdvance(label->text()) + pad.left() + pad.right() + 1,
+                      metrics.height() + pad.top() + pad.bottom());
+    };
+    // Put a label's top left at `pixel` (every label but the slopes' is aligned top left).
+    const auto putAt = [this](QCPItemText *label, QPointF pixel) {
+        label->position->setCoords(xAxis->pixelToCoord(pixel.x()), yAxis->pixelToCoord(pixel.y()));
+    };
+
+    // Slope names run along their slope, the text's foot on the line; where along the visible
+    // part (the middle first) is chosen clear of points and other labels.
+    for (std::size_t i = 0; i < m_slopeLabels.size(); ++i) {
+        QCPItemText *label = m_slopeLabels[i].item;
+        const double bandwidth = m_slopeLabels[i].bandwidth;
         if (!label)
             continue;
         const QPointF a(xAxis->coordToPixel(lo), yAxis->coordToPixel(lo * bandwidth));
         const QPointF b(xAxis->coordToPixel(hi), yAxis->coordToPixel(hi * bandwidth));
         if (a == b)
             continue;
-        label->setRotation(qRadiansToDegrees(std::atan2(b.y() - a.y(), b.x() - a.x())));
+        const double angle = std::atan2(b.y() - a.y(), b.x() - a.x());
+        label->setRotation(qRadiansToDegrees(angle));
+        // The part of the slope inside the plot and below the roof.
+        const double roofY = yAxis->coordToPixel(m_data.computePeak > 0 ? m_data.computePeak : m_topPeak);
+        const auto yToX = [&](double y) { return a.x() + (y - a.y()) * (b.x() - a.x()) / (b.y() - a.y()); };
+        const double from = std::max(plot.left(), yToX(plot.bottom()));
+        const double to = std::min(plot.right(), yToX(roofY));
+        if (!(to > from))
+            continue;
+        const QSizeF size = textSize(label);
+        const QPointF u(std::cos(angle), std::sin(angle));
+        const QPointF n(u.y(), -u.x()); // up from the line on screen
+        const int squares = std::max(2, static_cast<int>(std::ceil(size.width() / size.height())));
+        std::vector<LabelPlacer::Shape> candidates;
+        std::vector<QPointF> anchors;
+        for (const double t : {0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9}) {
+            const double x = from + t * (to - from);
+            const QPointF at(x, a.y() + (x - a.x()) * (b.y() - a.y()) / (b.x() - a.x()));
+            LabelPlacer::Shape shape;
+            for (int k = 0; k < squares; ++k) {
+                const double along = -size.width() / 2 + size.height() / 2
+                                     + k * (size.width() - size.height()) / (squares - 1);
+                const QPointF c = at + u * along + n * (3 + size.height() / 2);
+                shape.emplace_back(c.x() - 0.4 * size.height(), c.y() - 0.4 * size.height(), 0.8 * size.height(),
+                                   0.8 * size.height());
+            }
+            candidates.push_back(shape);
+            anchors.push_back(at);
+        }
+        const QPointF at = anchors[placer.place(candidates, slopeLines[i])];
+        label->position->setCoords(xAxis->pixelToCoord(at.x()), yAxis->pixelToCoord(at.y()));
     }
 
-    // Peak labels sit above their line at the left end, or, where a slope or a point is in the
-    // way there, at the first place to the right that is clear (else the least covered).
-    std::vector<QLineF> slopes;
-    for (const auto &[label, bandwidth] : m_slopeLabels)
-        slopes.emplace_back(QPointF(xAxis->coordToPixel(lo), yAxis->coordToPixel(lo * bandwidth)),
-                            QPointF(xAxis->coordToPixel(hi), yAxis->coordToPixel(hi * bandwidth)));
-    std::vector<QPointF> marks;
-    for (const auto &p : m_data.points)
-        if (loggable(p.intensity) && loggable(p.achievedFlopsPerS))
-            marks.push_back(pixelOf(p));
-    const QRectF plot = axisRect()->rect();
-    // On a short plot two peaks a factor 2 apart are one text line apart or less: the roof keeps
-    // its label and a reference peak whose label would overlap a kept one goes without.
-    std::vector<double> keptY;
-    const auto roofFirst = [&](const auto &a, const auto &b) {
-        return (a.value == m_data.computePeak) > (b.value == m_data.computePeak);
-    };
-    auto order = m_ceilingLabels;
-    std::stable_sort(order.begin(), order.end(), roofFirst);
-    for (const auto &[label, value] : order) {
+    // Peaks: the roof first, then from the top. Above the line near its left end, else further
+    // right, else under it; every peak keeps its label (the fp8 one was dropped when it clashed).
+    std::vector<std::size_t> order(m_ceilingLabels.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        const bool xr = m_ceilingLabels[x].value == m_data.computePeak;
+        const bool yr = m_ceilingLabels[y].value == m_data.computePeak;
+        return xr != yr ? xr : m_ceilingLabels[x].value > m_ceilingLabels[y].value;
+    });
+    for (const std::size_t i : order) {
+        QCPItemText *label = m_ceilingLabels[i].item;
         if (!label)
             continue;
-        const double y = yAxis->coordToPixel(value);
-        const double h = QFontMetricsF(label->font()).height() + 2;
-        const bool clash = std::any_of(keptY.begin(), keptY.end(), [&](double k) { return std::abs(k - y) < h; })
-                           || y - h < plot.top();
-        const bool keep = value == m_data.computePeak || !clash;
-        label->setVisible(keep);
-        if (keep)
-            keptY.push_back(y);
-    }
-    for (const auto &[label, value] : m_ceilingLabels) {
-        if (!label || !label->visible())
+        label->setVisible(true);
+        const QSizeF size = textSize(label);
+        const double y = yAxis->coordToPixel(m_ceilingLabels[i].value);
+        std::vector<LabelPlacer::Shape> candidates;
+        for (const bool above : {true, false})
+            for (double x = plot.left() + xAxis->tickLengthIn() + 2; x + size.width() <= plot.right() - 2; x += 6)
+                candidates.push_back({QRectF(QPointF(x, above ? y - size.height() - 1 : y + 2), size)});
+        if (candidates.empty())
             continue;
-        const QFontMetricsF metrics(label->font());
-        const QSizeF size(metrics.horizontalAdvance(label->text()) + 8, metrics.height() + 1);
-        const double y = yAxis->coordToPixel(value);
-        // What a box at `left` covers: points count double, slopes once.
-        const auto covered = [&](double left) {
-            const QRectF box(QPointF(left, y - size.height()), size);
-            int n = 0;
-            for (const QPointF &m : marks)
-                n += 2 * box.adjusted(-6, -6, 6, 6).contains(m);
-            for (const QLineF &line : slopes) {
-                // The slope's height (pixels) at the box's left and right: it crosses the box when
-                // they straddle or enter its rows.
-                const auto at = [&](double x) {
-                    return line.p1().y() + (line.p2().y() - line.p1().y()) * (x - line.p1().x()) / (line.p2().x() - line.p1().x());
-                };
-                const double top = std::min(at(box.left()), at(box.right()));
-                const double bottom = std::max(at(box.left()), at(box.right()));
-                n += bottom >= box.top() && top <= box.bottom();
-            }
-            return n;
-        };
-        // From the left end rightwards in steps; the first clear place, else the least covered.
-        double left = plot.left();
-        int best = covered(left);
-        for (double x = plot.left(); best > 0 && x + size.width() <= plot.right(); x += 8)
-            if (const int n = covered(x); n < best) {
-                best = n;
-                left = x;
-            }
-        label->position->setCoords(xAxis->pixelToCoord(left), value);
+        const QRectF box = candidates[placer.place(candidates, peakLines[i])].front();
+        putAt(label, box.topLeft());
     }
 
-    // A clipped point's note goes under its arrow, or over it where that covers fewer points.
-    for (const auto &note : m_clipNotes) {
-        if (!note)
-            continue;
-        const QFontMetricsF metrics(note->font());
-        const QSizeF size(metrics.horizontalAdvance(note->text()) + 2, metrics.height() + 8);
-        const QPointF anchor = note->position->pixelPosition();
-        const auto covered = [&](bool below) {
-            const QRectF box(QPointF(anchor.x() - size.width(), below ? anchor.y() : anchor.y() - size.height()), size);
-            return std::count_if(marks.begin(), marks.end(), [&](const QPointF &m) { return box.adjusted(-6, -6, 6, 6).contains(m); });
-        };
-        const bool below = covered(true) <= covered(false);
-        note->setPositionAlignment(Qt::AlignRight | (below ? Qt::AlignTop : Qt::AlignBottom));
-        note->setPadding(below ? QMargins(0, 8, 2, 0) : QMargins(0, 0, 2, 8));
+    // The ridge's name: beside its dotted line, low down but off the x axis and its ticks.
+    if (m_ridgeLabel) {
+        const QSizeF size = textSize(m_ridgeLabel);
+        const double x = xAxis->coordToPixel(m_data.criticalIntensity);
+        const double bottom = plot.bottom() - xAxis->tickLengthIn() - 3;
+        std::vector<LabelPlacer::Shape> candidates;
+        for (double y = bottom - size.height(); y >= plot.top() + 2; y -= size.height() / 2) {
+            candidates.push_back({QRectF(QPointF(x + 3, y), size)});
+            candidates.push_back({QRectF(QPointF(x - 3 - size.width(), y), size)});
+        }
+        if (!candidates.empty())
+            putAt(m_ridgeLabel, candidates[placer.place(candidates)].front().topLeft());
     }
+
+    // A clipped point's note: by its arrow, under or over it, moved further off (and leftwards)
+    // where another note or a point is there; two notes used to print on top of each other.
+    const double noteRight = xAxis->coordToPixel(m_clipDrawnAt) - 2;
+    for (const auto &note : m_clipNotes) {
+        if (!note.item)
+            continue;
+        const QSizeF size = textSize(note.item);
+        const double y = yAxis->coordToPixel(note.rate);
+        std::vector<LabelPlacer::Shape> candidates;
+        for (double shift = 0; shift < 6 * size.height(); shift += size.height() / 2)
+            for (double left = 0; left <= 60; left += 20)
+                for (const bool below : {true, false})
+                    candidates.push_back({QRectF(QPointF(noteRight - left - size.width(),
+                                                         below ? y + 6 + shift : y - 6 - shift - size.height()),
+                                                 size)});
+        putAt(note.item, candidates[placer.place(candidates)].front().topLeft());
+    }
+}
+
+std::vector<QCPItemText *> RooflineChart::labels() const
+{
+    std::vector<QCPItemText *> out;
+    for (const auto &l : m_ceilingLabels)
+        if (l.item && l.item->visible())
+            out.push_back(l.item);
+    for (const auto &l : m_slopeLabels)
+        if (l.item && l.item->visible())
+            out.push_back(l.item);
+    if (m_ridgeLabel)
+        out.push_back(m_ridgeLabel);
+    for (const auto &n : m_clipNotes)
+        if (n.item)
+            out.push_back(n.item);
+    return out;
 }
 
 double RooflineChart::slopeLabelRotation(const QString &name) const

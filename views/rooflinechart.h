@@ -38,6 +38,8 @@ public:
     QString describePoint(int index) const;
     /// The same text for any point (the window describes a fresh point the chart has not drawn yet).
     static QString describe(const model::RooflinePoint &point);
+    /// One short plain line for the status bar: the op, its time and its bound.
+    static QString summarize(const model::RooflinePoint &point);
     void selectPoint(int index);
     int selectedPoint() const { return m_selected; }
     /// Selects the operation named `op` of `kind` (none for an empty name); names are unique
@@ -52,17 +54,26 @@ public:
     /// the ridge) and is drawn at its right end with an arrow and a note.
     bool isClipped(int index) const;
 
+    /// The labels on the plot as laid out (ceilings, slopes, the ridge, clipped points' notes).
+    std::vector<QCPItemText *> labels() const;
+
 signals:
     void pointSelected(int index);
 
 protected:
+    /// Lays the plot out, with room above the highest peak for its label where the plot is short.
+    void updateLayout() override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void changeEvent(QEvent *event) override;
 
 private:
     void rebuild();
-    void placeSlopeLabels();
+    /// Places every label (LabelPlacer) clear of the others, the tick labels and the points.
+    void layoutLabels();
+    /// Raises the y axis's top (unless the user moved it) so the highest peak's label fits above
+    /// it in the plot as last laid out; whether it changed.
+    bool ensureHeadroom();
     int indexOf(const std::string &op, const std::string &kind) const;
     QPointF pixelOf(const model::RooflinePoint &point) const;
     double drawnIntensity(const model::RooflinePoint &point) const;
@@ -82,7 +93,14 @@ private:
         double value = 0;
     };
     std::vector<CeilingLabel> m_ceilingLabels;
-    std::vector<QPointer<QCPItemText>> m_clipNotes;
+    struct ClipNote {
+        QPointer<QCPItemText> item;
+        double rate = 0; ///< the clipped point's FLOPs/s: its arrow's height
+    };
+    std::vector<ClipNote> m_clipNotes;
+    QPointer<QCPItemText> m_ridgeLabel;
+    double m_topPeak = 0; ///< the highest peak drawn: its label needs room above it
+    double m_autoUpper = 0; ///< the y axis's top as last set here (a drag or zoom leaves it be)
     double m_clipAt = std::numeric_limits<double>::infinity(); ///< points right of this are clipped
     double m_clipDrawnAt = 0;                                  ///< ... and drawn here
 };

@@ -2,7 +2,9 @@
 
 #include "base/units.h"
 #include "chartstyle.h"
+#include "labelplacer.h"
 
+#include <QFontMetricsF>
 #include <QToolTip>
 
 #include <algorithm>
@@ -39,6 +41,10 @@ SweepChart::SweepChart(QWidget *parent)
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     legend->setFont(small);
+    // Beside the plot: inside, in either bottom corner, it covered the points of one sweep or
+    // the other (the step times rise to the right, the chip-count MFU falls there).
+    putLegendBeside(this);
+    connect(this, &QCustomPlot::afterLayout, this, &SweepChart::layoutLabels);
     reset();
 }
 
@@ -60,6 +66,8 @@ void SweepChart::reset()
     m_crossover = m_book = m_target = 0;
     m_message.clear();
     m_limitNotes.clear();
+    m_markLabels.clear();
+    m_pointLabels.clear();
     if (m_caption) {
         plotLayout()->remove(m_caption);
         plotLayout()->simplify();
@@ -97,6 +105,7 @@ void SweepChart::vertical(double x, const QString &text, const QColor &color, Qt
     label->setPositionAlignment((nearRight ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
     label->setText(nearRight ? text + QStringLiteral(" ") : QStringLiteral(" ") + text);
     label->setColor(color);
+    m_markLabels.push_back({label, x, 0});
 }
 
 void SweepChart::edgeNote(bool left, const QString &text, const QColor &color, double labelY)
@@ -107,6 +116,109 @@ void SweepChart::edgeNote(bool left, const QString &text, const QColor &color, d
     label->setPositionAlignment((left ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
     label->setText(left ? QStringLiteral("\u25C0 ") + text : text + QStringLiteral(" \u25B6"));
     label->setColor(color);
+    m_markLabels.push_back({label, 0, left ? -1 : 1});
+}
+
+void SweepChart::layoutLabels()
+{
+    if (m_markLabels.empty() && m_pointLabels.empty())
+        return;
+    const QRectF plot = axisRect()->rect();
+    LabelPlacer placer(plot.adjusted(xAxis->tickLengthIn() + 2, 2, -(xAxis->tickLengthIn() + 2), -(xAxis->tickLengthIn() + 3)));
+    for (const auto &h : m_hover)
+        placer.addPoint(QPointF(xAxis->coordToPixel(h.x), (h.rightAxis ? yAxis2 : yAxis)->coordToPixel(h.y)), 6);
+    // The curves: a name may cross one only where nothing else is free.
+    for (int g = 0; g < graphCount(); ++g) {
+        const QCPGraph *graph = this->graph(g);
+        if (graph->lineStyle() == QCPGraph::lsNone)
+            continue;
+        QPointF last;
+        bool first = true;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+            const QPointF at(graph->keyAxis()->coordToPixel(it->key), graph->valueAxis()->coordToPixel(it->value));
+            if (!first)
+                placer.addLine(QLineF(last, at));
+            last = at;
+            first = false;
+        }
+    }
+    if (m_serving && loggable(m_target)) {
+        const double y = yAxis->coordToPixel(m_target);
+        placer.addLine(QLineF(plot.left(), y, plot.right(), y));
+    }
+    for (const auto &m : m_markLabels)
+        if (m.edge == 0) {
+            const double x = xAxis->coordToPixel(m.x);
+            placer.addLine(QLineF(x, plot.top(), x, plot.bottom()));
+        }
+    // Other text on the plot (the latency target's name) keeps its place.
+    for (int i = 0; i < itemCount(); ++i) {
+        auto *text = qobject_cast<QCPItemText *>(item(i));
+        if (!text || std::any_of(m_markLabels.begin(), m_markLabels.end(), [&](const MarkLabel &m) { return m.item == text; })
+            || std::any_of(m_pointLabels.begin(), m_pointLabels.end(), [&](const PointLabel &m) { return m.item == text; }))
+            continue;
+        placer.addObstacle(QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition()).normalized());
+    }
+    for (const auto &m : m_markLabels) {
+        if (!m.item)
+            continue;
+        const QFontMetricsF metrics(m.item->font());
+        const QSizeF size(metrics.horizontalAdvance(m.item->text()) + 1, metrics.height());
+        const double lineX = m.edge < 0 ? plot.left() + xAxis->tickLengthIn() + 2
+                             : m.edge > 0 ? plot.right() - xAxis->tickLengthIn() - 2
+                                          : xAxis->coordToPixel(m.x);
+        std::vector<LabelPlacer::Shape> candidates;
+        for (double y = plot.top() + 4; y + size.height() <= plot.bottom() - 4; y += size.height() / 2) {
+            if (m.edge >= 0)
+                candidates.push_back({QRectF(QPointF(lineX - (m.edge > 0 ? 0 : 2) - size.width(), y), size)});
+            if (m.edge <= 0)
+                candidates.push_back({QRectF(QPointF(lineX + (m.edge < 0 ? 0 : 2), y), size)});
+        }
+        if (candidates.empty())
+            continue;
+        // Lines right of the middle read leftwards first, as before, so the name is not cut off.
+        if (m.edge == 0 && lineX > plot.center().x())
+            for (std::size_t i = 0; i + 1 < candidates.size(); i += 2)
+                std::swap(candidates[i], candidates[i + 1]);
+        const QRectF box = candidates[placer.place(candidates)].front();
+        m.item->position->setType(QCPItemPosition::ptAbsolute);
+        m.item->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        m.item->position->setCoords(box.topLeft());
+    }
+    // Batch sizes: by their point, up left first (the curve rises to the right), else another
+    // corner, else a little further off; 128 and 256 printed over each other near the knee.
+    for (const auto &m : m_pointLabels) {
+        if (!m.item)
+            continue;
+        const QFontMetricsF metrics(m.item->font());
+        const QSizeF size(metrics.horizontalAdvance(m.item->text().trimmed()) + 2, metrics.height());
+        const QPointF at(xAxis->coordToPixel(m.x), yAxis->coordToPixel(m.y));
+        std::vector<LabelPlacer::Shape> candidates;
+        for (const double off : {5.0, 9.0, 14.0})
+            for (const QPointF dir : {QPointF(-1, -1), QPointF(1, -1), QPointF(-1, 1), QPointF(1, 1), QPointF(0, -1), QPointF(0, 1)}) {
+                const double x = dir.x() < 0 ? at.x() - off - size.width() : dir.x() > 0 ? at.x() + off : at.x() - size.width() / 2;
+                const double y = dir.y() < 0 ? at.y() - off - size.height() : at.y() + off;
+                candidates.push_back({QRectF(QPointF(x, y), size)});
+            }
+        const QRectF box = candidates[placer.place(candidates)].front();
+        m.item->setText(m.item->text().trimmed());
+        m.item->position->setType(QCPItemPosition::ptAbsolute);
+        m.item->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        m.item->setPadding(QMargins(1, 0, 1, 0));
+        m.item->position->setCoords(box.topLeft());
+    }
+}
+
+std::vector<QCPItemText *> SweepChart::markLabels() const
+{
+    std::vector<QCPItemText *> out;
+    for (const auto &m : m_markLabels)
+        if (m.item)
+            out.push_back(m.item);
+    for (const auto &m : m_pointLabels)
+        if (m.item)
+            out.push_back(m.item);
+    return out;
 }
 
 void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
@@ -237,8 +349,6 @@ void SweepChart::setScaling(const model::ScalingSweep &sweep, Axis axis)
         m_caption->setFont(small);
         plotLayout()->addElement(1, 0, m_caption);
     }
-    axisRect()->insetLayout()->setInsetAlignment(0, axis == Axis::Chips ? (Qt::AlignBottom | Qt::AlignLeft)
-                                                                         : (Qt::AlignBottom | Qt::AlignRight));
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -296,6 +406,7 @@ void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std:
         QFont f = font();
         f.setPointSizeF(f.pointSizeF() * 0.8);
         label->setFont(f);
+        m_pointLabels.push_back({label, p.tokensPerS, p.decodeStepS});
         m_hover.push_back({p.tokensPerS, p.decodeStepS, false,
                            tr("<b>batch %1</b><br>%2 per token, first token %3<br>%4 tokens/s (%5 per chip)%6%7")
                                .arg(p.batch)
@@ -328,7 +439,6 @@ void SweepChart::setServing(const std::vector<model::ServingPoint> &points, std:
     }
     setLogRange(xAxis, xLo, xHi, 0.08);
     setLogRange(yAxis, yLo, yHi, 0.12);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

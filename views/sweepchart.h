@@ -8,6 +8,8 @@
 
 #include <qcustomplot.h>
 
+#include <QPointer>
+
 #include <vector>
 
 namespace meshplan::views {
@@ -71,6 +73,26 @@ private:
     QString m_message;
     QStringList m_limitNotes;
     QCPTextElement *m_caption = nullptr; ///< the limit notes, in a row under the plot
+    /// A marker's name: beside its vertical line at `x`, or at the left (-1) or right (+1) edge.
+    struct MarkLabel {
+        QPointer<QCPItemText> item;
+        double x = 0;
+        int edge = 0;
+    };
+    std::vector<MarkLabel> m_markLabels;
+    /// A serving point's batch size, placed next to its point (x, y in plot coordinates).
+    struct PointLabel {
+        QPointer<QCPItemText> item;
+        double x = 0;
+        double y = 0;
+    };
+    std::vector<PointLabel> m_pointLabels;
+    /// Places the markers' names (LabelPlacer) clear of the points, the other text and each other.
+    void layoutLabels();
+
+public:
+    /// The markers' names and the serving points' batch sizes as laid out.
+    std::vector<QCPItemText *> markLabels() const;
 };
 
 } // namespace meshplan::views
