@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QFont>
 
+#include <exception>
 #include <iostream>
 
 namespace {

@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <exception>
 #include <cstring>
 
 namespace {
@@ -40,9 +41,7 @@ int fail(const QString &message)
     return 2;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+int run(int argc, char **argv)
 {
     // A screenshot needs no display: choose the offscreen platform before Qt picks one.
     const bool screenshot = wantsScreenshot(argc, argv);
@@ -133,4 +132,19 @@ int main(int argc, char **argv)
     // After a crash the unsaved work is offered whichever file the user opens Meshplan with.
     QTimer::singleShot(0, &window, &meshplan::app::MainWindow::offerRecovery);
     return app.exec();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // No exception may end the program with an abort: say what happened and exit.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "meshplan: internal error: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "meshplan: internal error\n");
+    }
+    return 1;
 }

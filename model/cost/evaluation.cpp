@@ -18,53 +18,72 @@ namespace {
 
 /// The first number of the result that is not finite (or a byte count past what 64 bits hold),
 /// as an error naming its result key: a result shows numbers or says why not, never a masked 0.
+/// Names are built only for the number at fault: this runs on every evaluation.
 std::optional<Error> checkNumbers(const Evaluation &e, bool training)
 {
     constexpr double kMaxBytes = 4.0e18; // below 2^63, so every byte count converts exactly enough
-    std::vector<std::pair<std::string, double>> numbers;
-    std::vector<std::pair<std::string, double>> bytes;
+    std::optional<Error> error;
+    const auto number = [&](const char *key, double value, const std::string &prefix = {}) {
+        if (!error && !std::isfinite(value))
+            error = Error{"", "the result's " + prefix + key + " is not a finite number (" + std::to_string(value)
+                                  + "): the chip's rates or the model's sizes are out of any real range"};
+    };
+    const auto byteCount = [&](const char *key, double value, const std::string &prefix = {}) {
+        if (!error && !(std::abs(value) <= kMaxBytes))
+            error = Error{"", "the result's " + prefix + key + " is " + formatNumber(value)
+                                  + " bytes, more than Meshplan counts (4e18): check the model's sizes and the batch"};
+    };
     const auto memory = [&](const std::string &prefix, const MemoryBreakdown &m) {
-        bytes.insert(bytes.end(), {{prefix + ".params", m.params}, {prefix + ".grads", m.grads},
-                                   {prefix + ".optimizer", m.optimizer}, {prefix + ".activations", m.activations},
-                                   {prefix + ".kv_cache", m.kvCache}, {prefix + ".total", m.total}});
+        byteCount(".params", m.params, prefix);
+        byteCount(".grads", m.grads, prefix);
+        byteCount(".optimizer", m.optimizer, prefix);
+        byteCount(".activations", m.activations, prefix);
+        byteCount(".kv_cache", m.kvCache, prefix);
+        byteCount(".total", m.total, prefix);
     };
     memory("memory_per_chip", e.memory);
-    for (std::size_t i = 0; i < e.perChip.size(); ++i)
-        memory("per_chip[" + std::to_string(i) + "].memory", e.perChip[i].memory);
-    numbers.insert(numbers.end(), {{"model.flops_per_token", e.flopsPerToken}, {"model.forward_flops_per_token", e.forwardFlopsPerToken}});
-    bytes.push_back({"model.kv_cache_bytes_per_token", e.kvCacheBytesPerToken});
+    for (const ChipKind &kind : e.perChip)
+        memory("per_chip[" + kind.name + "].memory", kind.memory);
+    number("model.flops_per_token", e.flopsPerToken);
+    number("model.forward_flops_per_token", e.forwardFlopsPerToken);
+    byteCount("model.kv_cache_bytes_per_token", e.kvCacheBytesPerToken);
     if (training) {
-        const StepTime &s = e.step;
-        numbers.insert(numbers.end(), {{"step.time_s", s.time}, {"step.compute_s", s.compute}, {"step.recompute_s", s.recompute},
-                                       {"step.communication_s", s.communication},
-                                       {"step.exposed_communication_s", s.exposedCommunication}, {"step.bubble_s", s.bubble},
-                                       {"step.optimizer_s", s.optimizer}, {"step.flops", s.flops}, {"mfu", e.mfu},
-                                       {"tokens_per_s", e.tokensPerS}});
-        bytes.push_back({"step.tokens", s.tokens});
+        const StepTime &st = e.step;
+        number("step.time_s", st.time);
+        number("step.compute_s", st.compute);
+        number("step.recompute_s", st.recompute);
+        number("step.communication_s", st.communication);
+        number("step.exposed_communication_s", st.exposedCommunication);
+        number("step.bubble_s", st.bubble);
+        number("step.optimizer_s", st.optimizer);
+        number("step.flops", st.flops);
+        number("mfu", e.mfu);
+        number("tokens_per_s", e.tokensPerS);
+        byteCount("step.tokens", st.tokens);
     }
     if (e.inference) {
         const InferenceResult &i = *e.inference;
-        numbers.insert(numbers.end(), {{"inference.prefill_s", i.prefillS}, {"inference.time_to_first_token_s", i.timeToFirstTokenS},
-                                       {"inference.decode_step_s", i.decodeStepS}, {"inference.tokens_per_s", i.tokensPerS},
-                                       {"inference.tokens_per_s_per_chip", i.tokensPerSPerChip},
-                                       {"serving.steady_tokens_per_s", e.serving.steadyTokensPerS},
-                                       {"serving.max_batch", e.serving.maxBatch}});
-        bytes.push_back({"inference.kv_cache_bytes_per_token", i.kvCacheBytesPerToken});
+        number("inference.prefill_s", i.prefillS);
+        number("inference.time_to_first_token_s", i.timeToFirstTokenS);
+        number("inference.decode_step_s", i.decodeStepS);
+        number("inference.tokens_per_s", i.tokensPerS);
+        number("inference.tokens_per_s_per_chip", i.tokensPerSPerChip);
+        number("serving.steady_tokens_per_s", e.serving.steadyTokensPerS);
+        number("serving.max_batch", e.serving.maxBatch);
+        byteCount("inference.kv_cache_bytes_per_token", i.kvCacheBytesPerToken);
     }
-    for (std::size_t i = 0; i < e.collectives.size(); ++i) {
+    for (std::size_t i = 0; i < e.collectives.size() && !error; ++i) {
+        const CollectiveUse &c = e.collectives[i];
+        if (std::isfinite(c.timeS) && std::isfinite(c.exposedS) && std::abs(c.bytes) <= kMaxBytes
+            && std::abs(c.bytesPerChip) <= kMaxBytes)
+            continue;
         const std::string p = "collectives[" + std::to_string(i) + "]";
-        numbers.insert(numbers.end(), {{p + ".time_s", e.collectives[i].timeS}, {p + ".exposed_s", e.collectives[i].exposedS}});
-        bytes.insert(bytes.end(), {{p + ".bytes_per_chip", e.collectives[i].bytes}, {p + ".bytes_sent_per_chip", e.collectives[i].bytesPerChip}});
+        number(".time_s", c.timeS, p);
+        number(".exposed_s", c.exposedS, p);
+        byteCount(".bytes_per_chip", c.bytes, p);
+        byteCount(".bytes_sent_per_chip", c.bytesPerChip, p);
     }
-    for (const auto &[key, value] : numbers)
-        if (!std::isfinite(value))
-            return Error{"", "the result's " + key + " is not a finite number (" + std::to_string(value)
-                                 + "): the chip's rates or the model's sizes are out of any real range"};
-    for (const auto &[key, value] : bytes)
-        if (!std::isfinite(value) || std::abs(value) > kMaxBytes)
-            return Error{"", "the result's " + key + " is " + formatNumber(value)
-                                 + " bytes, more than Meshplan counts (4e18): check the model's sizes and the batch"};
-    return std::nullopt;
+    return error;
 }
 
 } // namespace
