@@ -81,12 +81,8 @@ private slots:
 
     void init()
     {
-        meshplan::app::ImportedModels::clear();
-        m_window = std::make_unique<MainWindow>(nullptr, m_autosave.path());
-        m_window->setInteractive(false);
-        m_window->resize(1500, 950);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        m_window = showTestWindow(m_autosave.path());
+        QVERIFY(m_window);
     }
 
     void cleanup() { m_window.reset(); }

@@ -3,11 +3,14 @@
 // data (QDrag::exec cannot be driven in tests, qt-and-platform-notes finding 8).
 
 #include "cardlist.h"
+#include "importedmodels.h"
+#include "mainwindow.h"
 #include "meshcanvas.h"
 
 #include <QApplication>
 #include <QDragEnterEvent>
 #include <QMimeData>
+#include <QTest>
 
 #include <memory>
 
@@ -51,6 +54,20 @@ inline QPoint axisPoint(views::MeshCanvas *canvas, int axis, double fraction)
 inline QPoint meshPoint(views::MeshCanvas *canvas)
 {
     return canvas->mapFromScene(canvas->chipRect(0).center());
+}
+
+/// A shown, non-interactive window on the default plan with the built-in palettes, its recovery
+/// copies in `autosaveDir`; nullptr when it never got exposed.
+inline std::unique_ptr<app::MainWindow> showTestWindow(const QString &autosaveDir)
+{
+    app::ImportedModels::clear(); // each test starts from the built-in palettes
+    auto window = std::make_unique<app::MainWindow>(nullptr, autosaveDir);
+    window->setInteractive(false);
+    window->resize(1500, 950);
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get()))
+        return nullptr;
+    return window;
 }
 
 } // namespace meshplan::testing
