@@ -1,0 +1,342 @@
+// docs/validation.md, generated: every published run the model is calibrated or checked on, with
+// its source, measured and predicted numbers, the error, and a flat one-MFU baseline beside them.
+// The test fails when the page in the repository is not what the model gives now; run it with
+// MESHPLAN_UPDATE_DOCS=1 to rewrite the page (and read the diff: it is the model's accuracy).
+#include "cost/evaluation.h"
+#include "hardware/chipcatalog.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFile>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace meshplan::model;
+using nlohmann::json;
+
+namespace {
+
+struct Row {
+    std::string group; ///< "calibration", "check: training", "check: serving"
+    std::string id;
+    std::string what;   ///< chips, model, quantity
+    std::string source;
+    std::string quantity;
+    double measured = 0;
+    double predicted = 0; ///< achievable model
+    double baseline = 0;  ///< training: one MFU for every run; serving: the book's ideal model
+    double flopsOverPeak = 0; ///< training: model FLOPs / (chips x peak), for the flat baseline
+    std::string skipped;      ///< why the row is listed but not scored
+};
+
+std::string readText(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return file.readAll().toStdString();
+}
+
+std::string shortened(std::string text, std::size_t limit)
+{
+    std::replace(text.begin(), text.end(), '|', '/');
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    if (text.size() > limit) {
+        std::size_t cut = limit;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+            --cut; // never inside a UTF-8 character
+        text = text.substr(0, cut) + "…";
+    }
+    return text;
+}
+
+std::string fixed(double value, int digits)
+{
+    std::ostringstream out;
+    out.setf(std::ios::fixed);
+    out.precision(digits);
+    out << value;
+    return out.str();
+}
+
+std::string significant(double value)
+{
+    std::ostringstream out;
+    out.precision(4);
+    out << value;
+    return out.str();
+}
+
+std::string percent(double error)
+{
+    return (error >= 0 ? "+" : "") + fixed(100.0 * error, 1) + "%";
+}
+
+/// The value at a dotted result path ("inference.tokens_per_s"), or NaN.
+double at(const json &result, const std::string &path)
+{
+    const json *node = &result;
+    std::stringstream parts(path);
+    std::string part;
+    while (std::getline(parts, part, '.')) {
+        if (!node->is_object() || !node->contains(part))
+            return std::nan("");
+        node = &node->at(part);
+    }
+    return node->is_number() ? node->get<double>() : std::nan("");
+}
+
+Expected<Plan> load(const std::string &text, const std::string &label)
+{
+    return planFromText(text, label, ChipCatalog::builtin(), ModelCatalog::builtin());
+}
+
+/// A training run: step time measured against predicted.
+void addTraining(std::vector<Row> &rows, const std::string &group, const QString &path, const json &measured)
+{
+    Row row;
+    row.group = group;
+    row.id = QFileInfo(path).completeBaseName().toStdString();
+    row.quantity = "step time (s)";
+    row.source = measured.value("source", std::string());
+    const auto plan = load(readText(path), row.id);
+    if (!plan) {
+        row.skipped = "does not load: " + plan.error().toString();
+        rows.push_back(row);
+        return;
+    }
+    row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name;
+    if (!measured.contains("step_time_s")) {
+        row.skipped = "no step time published (MFU only)";
+        rows.push_back(row);
+        return;
+    }
+    row.measured = measured.at("step_time_s").get<double>();
+    const auto e = evaluate(*plan);
+    if (!e) {
+        row.skipped = "cannot be evaluated: " + e.error().toString();
+        rows.push_back(row);
+        return;
+    }
+    row.predicted = e->step.time;
+    row.flopsOverPeak = e->step.flops / (double(e->chips) * plan->topology.chip().peakFlops(plan->training.computeDtype));
+    rows.push_back(row);
+}
+
+/// A serving measurement: each enabled comparison of its `_measured.compare`.
+void addServing(std::vector<Row> &rows, const QString &path, const json &measured)
+{
+    const std::string id = QFileInfo(path).completeBaseName().toStdString();
+    const auto plan = load(readText(path), id);
+    for (const json &compare : measured.at("compare")) {
+        Row row;
+        row.group = "check: serving";
+        row.id = id;
+        row.source = measured.value("source", std::string());
+        row.quantity = compare.at("json_path").get<std::string>();
+        row.measured = compare.at("measured").get<double>();
+        if (!plan) {
+            row.skipped = "does not load: " + plan.error().toString();
+            rows.push_back(row);
+            continue;
+        }
+        row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name
+                   + ", batch " + std::to_string(plan->inference.batch);
+        if (!compare.value("enabled", true)) {
+            row.skipped = compare.value("disabled_reason", std::string("disabled in the source file"));
+            rows.push_back(row);
+            continue;
+        }
+        const auto e = evaluate(*plan);
+        const auto ideal = evaluate(*plan, CostMode::Ideal);
+        if (!e || !ideal) {
+            row.skipped = "cannot be evaluated: " + (e ? ideal.error() : e.error()).toString();
+            rows.push_back(row);
+            continue;
+        }
+        row.predicted = at(evaluationToJson(*e, false), row.quantity);
+        row.baseline = at(evaluationToJson(*ideal, false), row.quantity);
+        rows.push_back(row);
+    }
+}
+
+QStringList files(const QString &dir, const QString &pattern)
+{
+    QStringList out;
+    for (const QString &name : QDir(dir).entryList({pattern}, QDir::Files, QDir::Name))
+        out << QDir(dir).filePath(name);
+    return out;
+}
+
+double median(std::vector<double> values)
+{
+    if (values.empty())
+        return std::nan("");
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+struct Score {
+    std::size_t scored = 0;
+    double medianModel = 0;
+    double medianBaseline = 0;
+    std::size_t withinModel = 0;
+    std::size_t withinBaseline = 0;
+};
+
+Score score(const std::vector<Row> &rows, const std::string &group, double band)
+{
+    Score s;
+    std::vector<double> model, baseline;
+    for (const Row &r : rows) {
+        if (r.group != group || !r.skipped.empty())
+            continue;
+        const double em = std::abs(r.predicted / r.measured - 1);
+        const double eb = std::abs(r.baseline / r.measured - 1);
+        model.push_back(em);
+        baseline.push_back(eb);
+        s.withinModel += em <= band;
+        s.withinBaseline += eb <= band;
+    }
+    s.scored = model.size();
+    s.medianModel = median(model);
+    s.medianBaseline = median(baseline);
+    return s;
+}
+
+std::string generatePage()
+{
+    const QString data = QStringLiteral(MESHPLAN_TEST_DATA);
+    std::vector<Row> rows;
+    for (const QString &path : files(data + QStringLiteral("/published"), QStringLiteral("*.meshplan")))
+        addTraining(rows, "calibration", path, json::parse(readText(path)).value("measured", json::object()));
+    for (const QString &path : files(data + QStringLiteral("/published-check"), QStringLiteral("*.meshplan")))
+        addTraining(rows, "check: training", path, json::parse(readText(path)).value("measured", json::object()));
+    for (const QString &path : files(data + QStringLiteral("/measured-runs/training"), QStringLiteral("*.json")))
+        addTraining(rows, "check: training", path, json::parse(readText(path)).value("_measured", json::object()));
+    for (const QString &path : files(data + QStringLiteral("/measured-runs/serving"), QStringLiteral("*.json")))
+        addServing(rows, path, json::parse(readText(path)).value("_measured", json::object()));
+
+    // The flat baseline: one MFU for every training run, the median of what the runs achieved
+    // (by our FLOP count), so it is the best a single constant does on this very set.
+    std::vector<double> mfus;
+    for (const Row &r : rows)
+        if (r.group != "check: serving" && r.skipped.empty())
+            mfus.push_back(r.flopsOverPeak / r.measured);
+    const double flatMfu = median(mfus);
+    for (Row &r : rows)
+        if (r.group != "check: serving" && r.skipped.empty())
+            r.baseline = r.flopsOverPeak / flatMfu;
+
+    std::ostringstream page;
+    page << "# Validation: every published run Meshplan is calibrated or checked on\n\n"
+         << "Generated by `tests/model/cost/tst_validation.cpp` from the plans in `tests/data/published`,\n"
+         << "`tests/data/published-check` and `tests/data/measured-runs` (their sources and every assumption\n"
+         << "are in those files). The test fails when this page is not what the model gives now; rewrite it\n"
+         << "with `MESHPLAN_UPDATE_DOCS=1 build/tests/tst_validation` and read the diff.\n\n"
+         << "- *error* is predicted / measured − 1 with the achievable model (what `evaluate` prints).\n"
+         << "- *flat* is the baseline beside it. Training: one MFU for every run, " << fixed(100 * flatMfu, 1)
+         << "% (the median the runs achieved by Meshplan's FLOP count, so the best single constant on this "
+         << "set). Serving: the book's ideal model (`--ideal`: datasheet rates, no derating).\n"
+         << "- Calibration runs set the chips' achievable efficiencies; check runs were not used to set any "
+         << "constant. Rows not scored say why.\n\n";
+
+    const struct {
+        const char *group;
+        const char *title;
+        double band;
+    } groups[] = {{"calibration", "Calibration (training step time)", 0.15},
+                  {"check: training", "Check: training step time", 0.15},
+                  {"check: serving", "Check: serving", 0.20}};
+    page << "## Summary\n\n| Set | Scored | Median abs. error | Within band | Flat: median | Flat: within band |\n"
+         << "|---|---|---|---|---|---|\n";
+    for (const auto &g : groups) {
+        const Score s = score(rows, g.group, g.band);
+        page << "| " << g.title << " (band ±" << fixed(100 * g.band, 0) << "%) | " << s.scored << " | "
+             << fixed(100 * s.medianModel, 1) << "% | " << s.withinModel << " of " << s.scored << " | "
+             << fixed(100 * s.medianBaseline, 1) << "% | " << s.withinBaseline << " of " << s.scored << " |\n";
+    }
+    for (const auto &g : groups) {
+        page << "\n## " << g.title << "\n\n| Run | Setup | Quantity | Measured | Predicted | Error | Flat | Flat error | Source |\n"
+             << "|---|---|---|---|---|---|---|---|---|\n";
+        for (const Row &r : rows) {
+            if (r.group != g.group)
+                continue;
+            page << "| " << r.id << " | " << shortened(r.what, 60) << " | " << r.quantity << " | ";
+            if (!r.skipped.empty()) {
+                page << (r.measured > 0 ? significant(r.measured) : "—") << " | not scored: "
+                     << shortened(r.skipped, 90) << " | | | | " << shortened(r.source, 70) << " |\n";
+                continue;
+            }
+            page << significant(r.measured) << " | " << significant(r.predicted) << " | "
+                 << percent(r.predicted / r.measured - 1) << " | " << significant(r.baseline) << " | "
+                 << percent(r.baseline / r.measured - 1) << " | " << shortened(r.source, 70) << " |\n";
+        }
+    }
+    return page.str();
+}
+
+} // namespace
+
+class TestValidation : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void pageIsCurrent()
+    {
+        const std::string page = generatePage();
+        const QString path = QStringLiteral(MESHPLAN_DOCS_DIR "/validation.md");
+        if (qEnvironmentVariableIntValue("MESHPLAN_UPDATE_DOCS") == 1) {
+            QDir().mkpath(QFileInfo(path).path());
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            file.write(page.data(), qint64(page.size()));
+            return;
+        }
+        const std::string committed = readText(path);
+        if (committed != page) {
+            // The first line that differs, to say what moved.
+            std::istringstream a(committed), b(page);
+            std::string la, lb;
+            int line = 0;
+            while (true) {
+                ++line;
+                const bool more = bool(std::getline(a, la)) | bool(std::getline(b, lb));
+                if (!more || la != lb)
+                    break;
+            }
+            QFAIL(qPrintable(QStringLiteral("docs/validation.md is stale at line %1:\n  committed: %2\n  now:       %3\n"
+                                            "Rerun with MESHPLAN_UPDATE_DOCS=1 and commit the page.")
+                                 .arg(line)
+                                 .arg(QString::fromStdString(la), QString::fromStdString(lb))));
+        }
+    }
+
+    // The page's claims hold: every calibration run within 15% (what the model was tuned on).
+    void calibrationRunsStayWithinFifteenPercent()
+    {
+        const QString data = QStringLiteral(MESHPLAN_TEST_DATA);
+        std::vector<Row> rows;
+        for (const QString &path : files(data + QStringLiteral("/published"), QStringLiteral("*.meshplan")))
+            addTraining(rows, "calibration", path, json::parse(readText(path)).value("measured", json::object()));
+        QCOMPARE(rows.size(), std::size_t{6});
+        for (const Row &r : rows) {
+            QVERIFY2(r.skipped.empty(), r.skipped.c_str());
+            QVERIFY2(std::abs(r.predicted / r.measured - 1) <= 0.15,
+                     qPrintable(QStringLiteral("%1: %2 s predicted, %3 s measured")
+                                    .arg(QString::fromStdString(r.id)).arg(r.predicted).arg(r.measured)));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestValidation)
+#include "tst_validation.moc"
