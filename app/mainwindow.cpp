@@ -373,6 +373,8 @@ void MainWindow::refresh()
     // The palettes show what the plan holds now, after a drop as after an undo.
     m_models->selectPayload(m_document->json().value("model", nlohmann::json()));
     m_hardware->selectPayload(m_document->json().value("hardware", nlohmann::json()));
+    // The mesh and every chart carry one title, on screen and in exported files.
+    m_canvas->setTitle(exportTitle(m_document->plan()));
     for (auto *panel : findChildren<views::ChartPanel *>())
         panel->setExportTitle(exportTitle(m_document->plan()));
     // Serving plans are swept over batch sizes only.

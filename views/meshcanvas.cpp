@@ -433,6 +433,17 @@ void MeshCanvas::changeEvent(QEvent *event)
         scene()->update();
 }
 
+void MeshCanvas::setTitle(const QString &title)
+{
+    m_titleOverride = title;
+    const QString shown = title.isEmpty() ? titleOf(m_paint->plan) : title;
+    if (!m_title || shown == m_titleText)
+        return;
+    m_titleText = shown;
+    m_title->setToolTip(m_titleText);
+    layoutHeader();
+}
+
 QString MeshCanvas::titleOf(const model::Plan &plan)
 {
     // The plan's own title, the one exports carry; a plan without one gets the generated title.
@@ -460,7 +471,7 @@ void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evalu
         rebuildScene();
     }
     // The title follows every edit (a new model keeps the mesh, so the scene is not rebuilt).
-    if (m_title && titleOf(plan) != m_titleText) {
+    if (m_title && m_titleOverride.isEmpty() && titleOf(plan) != m_titleText) {
         m_titleText = titleOf(plan);
         m_title->setToolTip(m_titleText);
         layoutHeader();
@@ -573,7 +584,7 @@ void MeshCanvas::rebuildScene()
     const double capH = std::max(1.6 * p.pitch, meshWidth / 45);
 
     // The header: title and one bar per axis, placed in pixels by layoutHeader().
-    m_titleText = titleOf(p.plan);
+    m_titleText = m_titleOverride.isEmpty() ? titleOf(p.plan) : m_titleOverride;
     m_headerBack = s->addRect(QRectF(), QPen(Qt::NoPen), p.background);
     m_headerBack->setFlag(QGraphicsItem::ItemIgnoresTransformations);
     m_headerBack->setZValue(10);

@@ -43,6 +43,9 @@ public:
     void setPlan(const model::Plan &plan, const model::Evaluation *evaluation);
     /// The title shown above the mesh: the plan's own, or the generated one when it has none.
     static QString titleOf(const model::Plan &plan);
+    /// Shows `title` in the header instead of titleOf(plan) (the window passes the charts' export
+    /// title, so an exported mesh and chart say the same); an empty title restores titleOf.
+    void setTitle(const QString &title);
     /// The header's title as shown (before eliding to the width).
     QString titleText() const { return m_titleText; }
 
@@ -133,6 +136,7 @@ private:
     QGraphicsSimpleTextItem *m_title = nullptr;
     QGraphicsSimpleTextItem *m_legend = nullptr;
     QString m_titleText;
+    QString m_titleOverride;
     QStringList m_legendLines;
     QRectF m_meshRect; // scene units: chips, frames and their captions, without the header
     int m_headerHeight = 0;

@@ -99,25 +99,26 @@ private slots:
         const std::string second = doc().plan().title;
         QVERIFY2(second.rfind("DeepSeek-V3 training on 8192 TPU v5p, 16x16x32: ", 0) == 0, second.c_str());
         QCOMPARE(second, meshplan::model::generatedTitle(doc().plan()));
-        QCOMPARE(window().canvas()->titleText(), QString::fromStdString(second));
+        // The mesh and the charts carry the same title (the plan's, and its dtype).
+        QCOMPARE(window().canvas()->titleText(), meshplan::app::exportTitle(doc().plan()));
         QVERIFY(meshplan::app::exportTitle(doc().plan()).startsWith(QString::fromStdString(second)));
         QCOMPARE(currentPayload(window().modelPalette()), json("deepseek-v3"));
         // A cluster dropped on it: the chips change in the title too.
         QVERIFY(window().dropHardware({{"chip", "gb200"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 72}}}}));
         QVERIFY2(doc().plan().title.find("on 72 NVIDIA GB200") != std::string::npos, doc().plan().title.c_str());
-        QCOMPARE(window().canvas()->titleText(), QString::fromStdString(doc().plan().title));
+        QVERIFY(window().canvas()->titleText().startsWith(QString::fromStdString(doc().plan().title)));
 
         doc().undoStack()->undo();
         doc().undoStack()->undo();
         QCOMPARE(doc().plan().title, first);
-        QCOMPARE(window().canvas()->titleText(), QString::fromStdString(first));
+        QVERIFY(window().canvas()->titleText().startsWith(QString::fromStdString(first)));
         QCOMPARE(currentPayload(window().modelPalette()), json("llama-3-70b"));
 
         // A title the user typed is theirs: later edits keep it; clearing it brings one back.
         QVERIFY(window().editField(QStringLiteral("Edit title"), "/title", "Kickoff: 70B on the pod"));
         QVERIFY(window().dropModel("llama-3-8b"));
         QCOMPARE(doc().plan().title, std::string("Kickoff: 70B on the pod"));
-        QCOMPARE(window().canvas()->titleText(), QStringLiteral("Kickoff: 70B on the pod"));
+        QVERIFY(window().canvas()->titleText().startsWith(QStringLiteral("Kickoff: 70B on the pod · ")));
         QVERIFY(window().editField(QStringLiteral("Edit title"), "/title", ""));
         QCOMPARE(doc().plan().title, meshplan::model::generatedTitle(doc().plan()));
         QVERIFY(doc().plan().title.rfind("LLaMA-3 8B training", 0) == 0);
