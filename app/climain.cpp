@@ -12,6 +12,10 @@ namespace {
 int run(int argc, char **argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.size() == 1 && args.front() == "--version") {
+        std::cout << "meshplan-cli " MESHPLAN_VERSION "\n";
+        return 0;
+    }
     if (!args.empty() && args.front() == "render") {
         // Charts need a GUI application but never a display: pick the offscreen platform.
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
