@@ -59,8 +59,7 @@ class TrainingCost
 {
 public:
     TrainingCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
-        : m_plan(plan)
-        , m_model(plan.model)
+        : m_model(plan.model)
         , m_t(plan.topology)
         , m_chip(plan.topology.chip())
         , m_par(plan.parallelism)
@@ -102,7 +101,6 @@ private:
     }
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
 
-    const Plan &m_plan;
     const ModelSpec &m_model;
     const Topology &m_t;
     const Chip &m_chip;
