@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "plandocument.h"
 
 #include "base/units.h"
 #include "cost/calculator.h"
@@ -14,8 +15,6 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <cmath>
 #include <map>
@@ -267,7 +266,6 @@ void printSlice(const json &r, std::ostream &out)
 }
 
 
-constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 
 /// JSON for stdout. Strings that are not UTF-8 (a command-line argument quoted in an error)
 /// are written with U+FFFD rather than throwing, so an error report can never crash.
@@ -282,29 +280,14 @@ struct FileError {
     std::string message;
 };
 
-/// Reads a whole regular file; a FileError when it is missing, a folder or another kind of file
-/// (a FIFO would block the read forever), unreadable or absurdly large.
+/// Reads a whole regular file, as the window does (PlanDocument::readTextFile); a FileError names
+/// why not.
 std::string readFile(const std::string &path)
 {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status))
-        throw FileError{path, "does not exist"};
-    if (std::filesystem::is_directory(status))
-        throw FileError{path, "is a folder, not a file"};
-    if (!std::filesystem::is_regular_file(status))
-        throw FileError{path, "is not a regular file (a pipe, a device or a socket)"};
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw FileError{path, "cannot open the file"};
-    std::string text;
-    char buffer[65536];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-        text.append(buffer, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > kMaxFileBytes)
-            throw FileError{path, "is larger than 16 MiB; a plan or config is a few kilobytes"};
-    }
-    return text;
+    auto text = PlanDocument::readTextFile(QString::fromStdString(path));
+    if (!text)
+        throw FileError{path, text.error().message};
+    return std::move(text).value();
 }
 
 } // namespace

@@ -235,7 +235,7 @@ PlanDocument::FileKind PlanDocument::kindOf(const QString &path)
     return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? FileKind::HfConfig : FileKind::Plan;
 }
 
-m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::json_fields::DuplicateKeys duplicates)
+m::Expected<std::string> PlanDocument::readTextFile(const QString &path)
 {
     const std::string shown = shownPath(path).toStdString();
     const QFileInfo info(path);
@@ -247,7 +247,7 @@ m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::j
     if (!info.isFile())
         return m::Error{shown, "is not a regular file (a pipe, a device or a socket)"};
     if (info.size() > kMaxFileBytes)
-        return m::Error{shown, "is larger than 16 MiB; a plan is a few kilobytes"};
+        return m::Error{shown, "is larger than 16 MiB; a plan or config is a few kilobytes"};
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         return m::Error{shown, "cannot be opened (" + file.errorString().toStdString() + ")"};
@@ -256,9 +256,18 @@ m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::j
     if (file.error() != QFileDevice::NoError)
         return m::Error{shown, "cannot be read (" + file.errorString().toStdString() + ")"};
     if (bytes.size() > kMaxFileBytes)
-        return m::Error{shown, "is larger than 16 MiB; a plan is a few kilobytes"};
+        return m::Error{shown, "is larger than 16 MiB; a plan or config is a few kilobytes"};
+    return bytes.toStdString();
+}
+
+m::Expected<nlohmann::json> PlanDocument::readJsonFile(const QString &path, m::json_fields::DuplicateKeys duplicates)
+{
+    const auto text = readTextFile(path);
+    if (!text)
+        return text.error();
+    const std::string shown = shownPath(path).toStdString();
     try {
-        return m::json_fields::parse(bytes.toStdString(), shown, kMaxJsonDepth, duplicates);
+        return m::json_fields::parse(*text, shown, kMaxJsonDepth, duplicates);
     } catch (const m::FieldError &e) {
         // A field's own path (a repeated key) goes into the message; the error's path is the file.
         const std::string message = withoutExceptionTag(e.error.message);

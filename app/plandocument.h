@@ -70,6 +70,9 @@ public:
     static constexpr qint64 kMaxFileBytes = 16 * 1024 * 1024;
     /// JSON nested deeper than this is refused when read, and so also when applied or written.
     static constexpr int kMaxJsonDepth = 64;
+    /// Reads a regular file of at most kMaxFileBytes (a FIFO would block, a device never end);
+    /// the error's path is the file, its message says why. The one file reader of the GUI and the CLI.
+    static model::Expected<std::string> readTextFile(const QString &path);
     /// Reads a JSON file of at most kMaxFileBytes nested at most kMaxJsonDepth levels. The
     /// error's path is the file, its message says why (with line and column for bad syntax).
     /// A key repeated in one object is refused unless `duplicates` says the last one wins (a
