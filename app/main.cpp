@@ -6,7 +6,6 @@
 #include "quitsignals.h"
 
 #include <QApplication>
-#include <QBuffer>
 #include <QCommandLineParser>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -111,11 +110,7 @@ int run(int argc, char **argv)
         QApplication::processEvents();
         const QString out = parser.value(shotOption);
         // Into memory, then atomically: a full disk must not destroy the picture already there.
-        QByteArray bytes;
-        QBuffer buffer(&bytes);
-        if (!buffer.open(QIODevice::WriteOnly) || !window.grab().save(&buffer, "PNG"))
-            return fail(QStringLiteral("--screenshot: the window could not be drawn"));
-        if (auto error = meshplan::views::writeFileAtomically(out, bytes))
+        if (auto error = meshplan::views::writePngAtomically(out, window.grab().toImage()))
             return fail(QStringLiteral("--screenshot: %1").arg(*error));
         std::printf("%s\n", qPrintable(out));
         return 0;

@@ -27,7 +27,6 @@
 
 #include <QAction>
 #include <QApplication>
-#include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -653,13 +652,7 @@ QImage MainWindow::meshImage(qreal scale) const
 
 std::optional<QString> MainWindow::exportMesh(const QString &path) const
 {
-    const QString name = QFileInfo(path).fileName();
-    const QImage image = meshImage();
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG"))
-        return tr("Could not draw the mesh for %1").arg(name);
-    return views::writeFileAtomically(path, bytes, name);
+    return views::writePngAtomically(path, meshImage(), QFileInfo(path).fileName());
 }
 
 bool MainWindow::maybeSave()

@@ -1,5 +1,6 @@
 #include "atomicwrite.h"
 
+#include <QBuffer>
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QSaveFile>
@@ -28,6 +29,16 @@ std::optional<QString> writeFileAtomically(const QString &path, const QByteArray
     if (!file.commit())
         return tr("%1: could not be written (%2); the file on disk is unchanged").arg(name, file.errorString());
     return std::nullopt;
+}
+
+std::optional<QString> writePngAtomically(const QString &path, const QImage &image, const QString &shown)
+{
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    if (image.isNull() || !buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG"))
+        return QCoreApplication::translate("meshplan::views::AtomicWrite", "%1: the picture could not be drawn; nothing was written")
+            .arg(shown.isEmpty() ? path : shown);
+    return writeFileAtomically(path, bytes, shown);
 }
 
 } // namespace meshplan::views
