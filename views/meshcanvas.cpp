@@ -2,7 +2,6 @@
 
 #include "base/units.h"
 #include "dragmime.h"
-#include "plan/plantitle.h"
 #include "rolestyle.h"
 
 #include <QDragEnterEvent>
@@ -435,19 +434,13 @@ void MeshCanvas::changeEvent(QEvent *event)
 
 void MeshCanvas::setTitle(const QString &title)
 {
-    m_titleOverride = title;
-    const QString shown = title.isEmpty() ? titleOf(m_paint->plan) : title;
-    if (!m_title || shown == m_titleText)
+    if (title == m_titleText)
         return;
-    m_titleText = shown;
+    m_titleText = title;
+    if (!m_title)
+        return; // the next rebuild shows it
     m_title->setToolTip(m_titleText);
     layoutHeader();
-}
-
-QString MeshCanvas::titleOf(const model::Plan &plan)
-{
-    // The plan's own title, the one exports carry; a plan without one gets the generated title.
-    return qs(plan.title.empty() ? model::generatedTitle(plan) : plan.title);
 }
 
 void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evaluation)
@@ -469,12 +462,6 @@ void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evalu
         m_meshKey = key;
         m_hovered = -1;
         rebuildScene();
-    }
-    // The title follows every edit (a new model keeps the mesh, so the scene is not rebuilt).
-    if (m_title && m_titleOverride.isEmpty() && titleOf(plan) != m_titleText) {
-        m_titleText = titleOf(plan);
-        m_title->setToolTip(m_titleText);
-        layoutHeader();
     }
     setHoveredChip(m_hovered < plan.topology.chipCount() ? m_hovered : -1);
     updateAxisBars();
@@ -584,7 +571,6 @@ void MeshCanvas::rebuildScene()
     const double capH = std::max(1.6 * p.pitch, meshWidth / 45);
 
     // The header: title and one bar per axis, placed in pixels by layoutHeader().
-    m_titleText = m_titleOverride.isEmpty() ? titleOf(p.plan) : m_titleOverride;
     m_headerBack = s->addRect(QRectF(), QPen(Qt::NoPen), p.background);
     m_headerBack->setFlag(QGraphicsItem::ItemIgnoresTransformations);
     m_headerBack->setZValue(10);

@@ -41,10 +41,8 @@ public:
     /// Shows `plan`'s mesh and role placement; `evaluation` (may be null) says what chips hold.
     /// The scene is rebuilt only when the mesh itself changes; otherwise labels and colours update.
     void setPlan(const model::Plan &plan, const model::Evaluation *evaluation);
-    /// The title shown above the mesh: the plan's own, or the generated one when it has none.
-    static QString titleOf(const model::Plan &plan);
-    /// Shows `title` in the header instead of titleOf(plan) (the window passes the charts' export
-    /// title, so an exported mesh and chart say the same); an empty title restores titleOf.
+    /// The title above the mesh. The window passes the charts' export title after every change,
+    /// so an exported mesh and chart say the same.
     void setTitle(const QString &title);
     /// The header's title as shown (before eliding to the width).
     QString titleText() const { return m_titleText; }
@@ -136,7 +134,6 @@ private:
     QGraphicsSimpleTextItem *m_title = nullptr;
     QGraphicsSimpleTextItem *m_legend = nullptr;
     QString m_titleText;
-    QString m_titleOverride;
     QStringList m_legendLines;
     QRectF m_meshRect; // scene units: chips, frames and their captions, without the header
     int m_headerHeight = 0;
