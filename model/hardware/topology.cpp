@@ -152,6 +152,23 @@ std::string Topology::describe() const
     return out;
 }
 
+std::vector<int> Topology::sliceShape() const
+{
+    std::vector<int> shape;
+    for (const auto &axis : m_axes)
+        if (axis.link == LinkKind::Ici)
+            shape.push_back(axis.size);
+    return shape;
+}
+
+int Topology::sliceCount() const
+{
+    for (const auto &axis : m_axes)
+        if (axis.link == LinkKind::Dcn)
+            return axis.size;
+    return 1;
+}
+
 std::string Topology::axisList() const
 {
     std::string out;

@@ -44,6 +44,9 @@ public:
     /// Index of the axis with this name, or -1.
     int axisIndex(std::string_view name) const;
     std::int64_t chipCount() const;
+    /// A TPU slice's shape (its ICI axes) and how many slices join over DCN; empty and 1 for GPUs.
+    std::vector<int> sliceShape() const;
+    int sliceCount() const;
     /// Host machines (TPU: chips per host from the chip's host shape; GPU: one per 8 GPUs).
     std::int64_t hostCount() const;
     /// "16x16x16, 2 slices" / "128 nodes x 8 GPUs".

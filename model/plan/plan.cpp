@@ -417,16 +417,9 @@ void setTopology(Plan &plan, const Topology &topology)
         ref = json::object();
     ref.erase("slices");
     if (topology.chip().isTpu()) {
-        json shape = json::array();
-        int slices = 1;
-        for (const MeshAxis &axis : topology.axes())
-            if (axis.link == LinkKind::Ici)
-                shape.push_back(axis.size);
-            else if (axis.link == LinkKind::Dcn)
-                slices = axis.size;
-        ref["topology"] = shape;
-        if (slices > 1)
-            ref["slices"] = slices;
+        ref["topology"] = topology.sliceShape();
+        if (topology.sliceCount() > 1)
+            ref["slices"] = topology.sliceCount();
     } else {
         int nodes = 1;
         int gpus = 1;

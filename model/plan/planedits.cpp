@@ -513,13 +513,8 @@ Expected<json> PlanEdits::withChip(const json &plan, const std::string &chipId) 
 
     if (to->isTpu() && to->ici) {
         // The same slice when the new chip takes it (v4 <-> v5p, v5e <-> v6e).
-        std::vector<int> shape;
-        int slices = 1;
-        for (const MeshAxis &axis : current.axes())
-            if (axis.link == LinkKind::Ici)
-                shape.push_back(axis.size);
-            else if (axis.link == LinkKind::Dcn)
-                slices = axis.size;
+        std::vector<int> shape = current.sliceShape();
+        int slices = current.sliceCount();
         if (!from.isTpu() || !Topology::tpuSlice(*to, shape, slices)) {
             shape.clear();
             const auto &pod = to->ici->maxShape;
