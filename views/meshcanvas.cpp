@@ -1042,11 +1042,9 @@ bool MeshCanvas::isHighlighted(std::int64_t chip, Role role) const
     return p.groups->groupOf(chip, role) == p.hoveredGroup[ri(role)];
 }
 
-QString MeshCanvas::describeChip(std::int64_t chip) const
+QString MeshCanvas::chipHeading(std::int64_t chip) const
 {
     const auto &p = *m_paint;
-    if (chip < 0 || chip >= p.plan.topology.chipCount())
-        return {};
     const auto &axes = p.plan.topology.axes();
     QStringList coords;
     if (p.groups) {
@@ -1054,7 +1052,15 @@ QString MeshCanvas::describeChip(std::int64_t chip) const
         for (std::size_t i = 0; i < axes.size(); ++i)
             coords << qs(axes[i].name) + QLatin1Char('=') + QString::number(c[i]);
     }
-    QString text = tr("Chip %1 (%2)").arg(chip).arg(coords.join(QLatin1Char(' ')));
+    return tr("Chip %1 (%2)").arg(chip).arg(coords.join(QLatin1Char(' ')));
+}
+
+QString MeshCanvas::describeChip(std::int64_t chip) const
+{
+    const auto &p = *m_paint;
+    if (chip < 0 || chip >= p.plan.topology.chipCount())
+        return {};
+    QString text = chipHeading(chip);
     if (!p.groups)
         return text;
     QStringList ranks;
@@ -1101,14 +1107,7 @@ QString MeshCanvas::chipSummary(std::int64_t chip) const
     const auto &p = *m_paint;
     if (chip < 0 || chip >= p.plan.topology.chipCount())
         return {};
-    const auto &axes = p.plan.topology.axes();
-    QStringList coords;
-    if (p.groups) {
-        const auto c = p.groups->coordinates(chip);
-        for (std::size_t i = 0; i < axes.size(); ++i)
-            coords << qs(axes[i].name) + QLatin1Char('=') + QString::number(c[i]);
-    }
-    QString line = tr("Chip %1 (%2)").arg(chip).arg(coords.join(QLatin1Char(' ')));
+    QString line = chipHeading(chip);
     if (p.groups && p.plan.parallelism.degree(Role::Pipeline) > 1)
         line += tr(" · stage %1").arg(p.groups->rankIn(chip, Role::Pipeline));
     return line;

@@ -105,6 +105,8 @@ protected:
     void scrollContentsBy(int dx, int dy) override;
 
 private:
+    /// "Chip 5 (x=5 y=0 z=0)": the first line of describeChip and of chipSummary.
+    QString chipHeading(std::int64_t chip) const;
     /// Text tied to a place on the mesh: drawn at a fixed pixel size, shrunk only to fit `slot`
     /// (scene units) and hidden when even that would be too small to read.
     struct Caption {
