@@ -91,6 +91,17 @@ private:
         return true;
     }
     meshplan::app::PlanDocument &doc() { return *m_window->document(); }
+    /// The roofline dock raised and fed with the open plan; `replotted` also lays it out.
+    meshplan::views::RooflineChart *shownRoofline(bool replotted = true)
+    {
+        window().chartDocks()[0]->raise();
+        window().updateCharts(true);
+        QApplication::processEvents();
+        auto *roofline = window().rooflineChart();
+        if (replotted)
+            roofline->replot();
+        return roofline;
+    }
     /// Whether a status-bar message fits on one line beside the permanent summary.
     bool statusFits(const QString &message)
     {
@@ -408,11 +419,7 @@ private slots:
     void rooflineClickAnnouncesOneLine()
     {
         QVERIFY(showPlanAt(QString(), QSize(1024, 700)));
-        window().chartDocks()[0]->raise();
-        window().updateCharts(true);
-        QApplication::processEvents();
-        auto *roofline = window().rooflineChart();
-        roofline->replot();
+        auto *roofline = shownRoofline();
         const auto &points = roofline->roofline().points;
         int chosen = -1;
         for (std::size_t i = 0; i < points.size() && chosen < 0; ++i)
@@ -914,11 +921,7 @@ private slots:
 
     void selectingARooflinePointHighlightsItEverywhere()
     {
-        window().chartDocks()[0]->raise();
-        window().updateCharts(true);
-        QApplication::processEvents();
-        auto *roofline = window().rooflineChart();
-        roofline->replot();
+        auto *roofline = shownRoofline();
         const auto &points = roofline->roofline().points;
         int chosen = -1;
         for (std::size_t i = 0; i < points.size(); ++i)
@@ -948,11 +951,7 @@ private slots:
     void selectionTellsSameNamedCollectivesApart()
     {
         QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan")));
-        window().chartDocks()[0]->raise();
-        window().updateCharts(true);
-        QApplication::processEvents();
-        auto *roofline = window().rooflineChart();
-        roofline->replot();
+        auto *roofline = shownRoofline();
         const auto &points = roofline->roofline().points;
         std::vector<int> pair;
         const auto &collectives = doc().evaluation()->collectives;
@@ -1044,10 +1043,7 @@ private slots:
     // the charts empty themselves (a message, no stale pointers) and the selection comes back.
     void chartsSurviveAPlanThatDoesNotEvaluate()
     {
-        window().chartDocks()[0]->raise();
-        window().updateCharts(true);
-        QApplication::processEvents();
-        auto *roofline = window().rooflineChart();
+        auto *roofline = shownRoofline(false);
         int fsdp = -1;
         for (std::size_t i = 0; i < roofline->roofline().points.size(); ++i)
             if (roofline->roofline().points[i].op == "fsdp weights")
@@ -1078,10 +1074,7 @@ private slots:
 
     void resetViewAndCopy()
     {
-        window().chartDocks()[0]->raise();
-        window().updateCharts(true);
-        QApplication::processEvents();
-        auto *roofline = window().rooflineChart();
+        auto *roofline = shownRoofline(false);
         const QCPRange x = roofline->xAxis->range();
         const QCPRange y = roofline->yAxis->range();
         roofline->xAxis->setRange(x.lower * 10, x.upper / 10);
