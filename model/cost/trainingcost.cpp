@@ -3,6 +3,7 @@
 #include "cost/trainingcost.h"
 #include "base/units.h"
 #include "cost/evaluation.h"
+#include "cost/softwarestack.h"
 #include "plan/plan.h"
 
 #include <algorithm>
@@ -12,10 +13,6 @@ namespace meshplan::model {
 
 namespace {
 
-// Share of the forward pass's elementwise intermediates that really go through HBM: compilers
-// fuse norms, activations and residual adds into the neighbouring matmuls, so only a fraction of
-// the book's ~20 tensors per layer are written and read back.
-constexpr double kElementwiseTraffic = 0.5;
 // Backward of a matmul: two matmuls of the forward's size (dX and dW), book ch. 4.
 constexpr double kBackwardFactor = 2.0;
 // Routed experts run as grouped (ragged) matmuls over sorted tokens. Sorting, permuting and
@@ -29,6 +26,14 @@ constexpr double kExpertDispatchCost = 10.4;
 // Naive attention writes the [heads, T] score row of every token and reads it back through
 // the softmax, mask/dropout and the probabilities x V matmul: about four passes forward.
 constexpr double kNaiveAttentionPasses = 4.0;
+// A fused (flash) attention kernel's backward recomputes the scores QKᵀ and runs four more matmuls
+// (dV, dP, dQ, dK) against the forward's two: 2.5x the forward's FLOPs (FlashAttention-2 paper,
+// Dao 2023, section 4.1, which counts its backward throughput this way).
+constexpr double kFlashBackwardFactor = 2.5;
+// HBM bytes per element of a matmul input per step under an fp8 recipe: forward cast (read 2, write
+// 1), backward cast of the gradient (read 2, write 1) and the transposed fp8 copy (write 1, read 1)
+// that the weight-gradient matmul reads (Transformer Engine's fused cast-transpose kernels).
+constexpr double kFp8CastBytes = 8.0;
 
 double ceilDiv(double a, double b)
 {
@@ -50,6 +55,7 @@ struct LayerCost {
     double savedSelective = 0; ///< ... with the attention core recomputed
     double savedFull = 0;      ///< ... with only the layer input kept
     double elementwise = 0;    ///< elements of intermediates per token (HBM traffic of non-matmul ops)
+    double linearInputs = 0;   ///< elements per token entering the layer's weight matmuls (cast to fp8 in fp8 recipes)
     double qkvWidth = 0;       ///< per token: the queries, keys and values the projection writes
     double attnOutWidth = 0;   ///< per token: the attention output the output projection reads
     bool moe = false;
@@ -74,7 +80,7 @@ public:
         m_options.mode = mode;
         // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
         const bool ideal = mode == CostMode::Ideal;
-        m_elementwiseTraffic = ideal ? 0.0 : kElementwiseTraffic;
+        m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
     }
 
@@ -83,6 +89,13 @@ public:
 private:
     std::optional<Error> validate();
     LayerCost layerCost(bool moe) const;
+    /// Chooses the attention kernel and the rates of its passes (and the fp8 recipe's bf16 parts).
+    void setKernelRates(bool ideal);
+    double attnCoreTime(const LayerCost &c) const { return c.attnCoreFlops * m_tokensMb / m_attnFwdRate; }
+    double attnBackwardTime(const LayerCost &c) const
+    {
+        return c.attnCoreFlops * m_tokensMb * m_attnBackwardFactor / m_attnBwdRate;
+    }
     int layersOnStage(int stage) const;
     int moeLayersOnStage(int stage) const;
     double layerForwardTime(const LayerCost &layer) const;
@@ -117,11 +130,21 @@ private:
     double m_seqsPerReplica = 0;
     double m_microbatches = 1;
     double m_actBytes = 2;
+    /// Bytes per element of activations moving between kernels and over links: 16-bit under an
+    /// fp8 recipe, which casts only the matmul operands (activations, norms and the tensor-,
+    /// pipeline- and context-parallel exchanges stay bf16 in Megatron/Transformer Engine).
+    double m_flowBytes = 2;
     double m_peak = 0;
     double m_hbm = 0;
-    double m_elementwiseTraffic = kElementwiseTraffic;
+    double m_elementwiseTraffic = 0.5;
     double m_expertEfficiency = 1.0;
     double m_naivePasses = kNaiveAttentionPasses;
+    double m_peak16 = 0;             ///< matmuls that stay in 16 bits (attention core, logits) under an fp8 recipe
+    double m_attnFwdRate = 0;        ///< FLOPs/s of the attention core's forward pass
+    double m_attnBwdRate = 0;        ///< ... and of its backward pass
+    double m_attnBackwardFactor = kBackwardFactor; ///< backward FLOPs over forward FLOPs as the kernel runs them
+    double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
+    std::string m_attentionKernel;   ///< the kernel whose curve sets the attention rates ("" = matmul rate)
 };
 
 std::optional<Error> TrainingCost::validate()
@@ -216,19 +239,27 @@ LayerCost TrainingCost::layerCost(bool moe) const
     c.savedNone = base + (flash ? 2.0 * m.heads / tp : 1.5 * (m.heads / tp) * T);
     c.savedFull = d / shardD;
     c.elementwise = base;
+    // Inputs of the weight matmuls: the normed input twice (attention, MLP), the attention output,
+    // the MLP's activations (the routed experts' for each of their tokens).
+    const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
+                                 : double(m.dFf) / tp;
+    c.linearInputs = norms * d + attnOut + mlpHidden;
     return c;
 }
 
 double TrainingCost::layerForwardTime(const LayerCost &layer) const
 {
     const double tokens = m_tokensMb;
-    const double flopsTime = (layer.matmulFlops + layer.attnCoreFlops + layer.expertFlops / m_expertEfficiency)
-                             * tokens / m_peak;
+    const double flopsTime = (layer.matmulFlops + layer.expertFlops / m_expertEfficiency) * tokens / m_peak
+                             + attnCoreTime(layer);
     // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
     const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
-    const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_actBytes / m_hbm;
-    const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_actBytes / m_hbm;
-    return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime;
+    const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_flowBytes / m_hbm;
+    const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_flowBytes / m_hbm;
+    // An fp8 recipe casts each matmul input (and its gradient, with a transposed copy) per step; a
+    // third of that traffic falls in the forward pass.
+    const double castTime = m_castBytes / 3.0 * layer.linearInputs * tokens / m_hbm;
+    return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime + castTime;
 }
 
 MemoryBreakdown TrainingCost::stageMemory(int stage) const
@@ -362,8 +393,8 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
                  act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes);
     const double attnCount = stageLayers * (passes + (m_train.remat == Remat::Selective ? m_microbatches : 0.0));
     addOperation("attention core", "attention", B * attn.attnCoreFlops,
-                 act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act, m_peak,
-                 attnCount);
+                 act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act,
+                 m_attnFwdRate, attnCount);
     if (stageDense > 0) {
         const double f = double(m.dFf);
         const double downW = d * f / tp;
@@ -393,7 +424,48 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     // The logits matmul of the last stage: forward and backward, never recomputed.
     const double logitsW = double(m.vocab * m.dModel) / tp;
     addOperation("logits (unembedding)", "matmul", 2.0 * B * logitsW, act * B * (d + double(m.vocab) / tp) + wb * logitsW,
-                 m_peak, (1.0 + kBackwardFactor) * m_microbatches);
+                 m_peak16, (1.0 + kBackwardFactor) * m_microbatches);
+}
+
+void TrainingCost::setKernelRates(bool ideal)
+{
+    m_peak16 = m_peak;
+    m_attnFwdRate = m_peak;
+    m_attnBwdRate = m_peak;
+    m_attnBackwardFactor = kBackwardFactor;
+    m_castBytes = 0;
+    if (ideal) // the book: every matmul at the advertised peak, backward twice the forward
+        return;
+    const bool eightBit = m_train.computeDtype == DType::Fp8 || m_train.computeDtype == DType::Int8;
+    if (eightBit) {
+        // 8-bit recipes (Transformer Engine and torchao float8 on GPUs, AQT on TPUs) run only the
+        // weight matmuls in 8 bits; the attention core and the output layer stay in bf16.
+        m_peak16 = m_chip.peakFlops(DType::Bf16) * m_chip.achievable.flopsFraction;
+        // On GPUs every fp8 operand is cast from bf16 with a per-tensor scale (amax) by separate
+        // kernels; XLA fuses AQT's quantization into the matmuls on TPUs.
+        if (!m_chip.isTpu())
+            m_castBytes = kFp8CastBytes;
+    }
+    m_attnFwdRate = m_peak16;
+    m_attnBwdRate = m_peak16;
+    if (!m_train.flashAttention)
+        return; // naive attention: batched matmuls at the matmul rate, probabilities stored
+    m_attnBackwardFactor = kFlashBackwardFactor;
+    m_attentionKernel = attentionKernelFor(m_chip, m_train.stack);
+    const auto found = m_chip.attentionKernels.find(m_attentionKernel);
+    const double benchmark = m_chip.achievable.matmulBenchmarkFraction;
+    if (found == m_chip.attentionKernels.end() || benchmark <= 0) {
+        m_attentionKernel.clear();
+        return;
+    }
+    // A kernel's benchmark rate, derated as the chip's matmuls are from their benchmark to a
+    // whole training step (flops_fraction / matmul_benchmark_fraction): the same clocks, the
+    // same kernels competing with communication for the chip.
+    const double peak16 = m_chip.peakFlops(DType::Bf16);
+    const double derate = std::min(1.0, m_chip.achievable.flopsFraction / benchmark);
+    const double T = double(m_train.seqLen) / m_d.context;
+    m_attnFwdRate = peak16 * found->second.forwardShare(T) * derate;
+    m_attnBwdRate = peak16 * found->second.backwardShare(T) * derate;
 }
 
 std::optional<Error> TrainingCost::run()
@@ -405,9 +477,13 @@ std::optional<Error> TrainingCost::run()
     const bool ideal = m_options.mode == CostMode::Ideal;
     m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
+    setKernelRates(ideal);
     if (!ideal && m.moe && m.moe->dFfExpert > 0)
         m_expertEfficiency = 1.0 / (1.0 + kExpertDispatchCost * (m_peak / m_hbm) / double(m.moe->dFfExpert));
     m_actBytes = bytesPerElement(m_train.computeDtype);
+    // MaxText's int8 (AQT) runs on TPUs were calibrated with activations exchanged at the compute
+    // dtype; that is left as it was.
+    m_flowBytes = ideal || m_chip.isTpu() ? m_actBytes : std::max(m_actBytes, bytesPerElement(DType::Bf16));
     const double T = double(m_train.seqLen);
     const double batchShards = double(m_d.data) * m_d.fsdp * m_d.expert;
     m_seqsPerReplica = ceilDiv(double(m_train.globalBatch), batchShards);
@@ -424,14 +500,17 @@ std::optional<Error> TrainingCost::run()
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
     const double denseFwd = layerForwardTime(dense);
     const double sparseFwd = layerForwardTime(sparse);
-    const auto attnCoreTime = [&](const LayerCost &c) { return c.attnCoreFlops * m_tokensMb / m_peak; };
+    const auto attnCoreTime = [&](const LayerCost &c) { return this->attnCoreTime(c); };
     const auto layerTrain = [&](const LayerCost &c, double fwd) {
-        double t = fwd * (1.0 + kBackwardFactor) + recomputeFactor * fwd;
+        // The backward of the weight matmuls is twice their forward; the attention kernel's has its
+        // own FLOPs and rate.
+        double t = fwd * (1.0 + kBackwardFactor) - kBackwardFactor * attnCoreTime(c) + attnBackwardTime(c)
+                   + recomputeFactor * fwd;
         if (m_train.remat == Remat::Selective)
             t += attnCoreTime(c);
         return t;
     };
-    const double unembedFwd = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak;
+    const double unembedFwd = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak16;
 
     // The busiest stage sets the pace of the pipeline.
     int busiest = 0;
@@ -502,7 +581,7 @@ std::optional<Error> TrainingCost::run()
     // a parallel block), the same backward, again for a recomputed forward.
     if (m_d.tensor > 1) {
         const auto spans = m_placement.of(Role::Tensor);
-        const double v = m_tokensMb * double(m.dModel) * m_actBytes;
+        const double v = m_tokensMb * double(m.dModel) * m_flowBytes;
         const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + recomputeRounds);
         const double count = perLayer * stageLayers * mb;
         const double overlapWindow = m_par.tensorOverlap ? step.compute : 0.0;
@@ -545,7 +624,7 @@ std::optional<Error> TrainingCost::run()
     // Expert parallelism: dispatch and combine all-to-alls in every MoE layer, forward and backward.
     if (m_d.expert > 1 && m.moe && stageMoe > 0) {
         const auto spans = m_placement.of(Role::Expert);
-        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * m_actBytes
+        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * m_flowBytes
                               / (m_par.sequenceParallel ? tp : 1.0);
         const double v = routed * m_d.expert;
         const double count = 2.0 * (2.0 + recomputeRounds) * stageMoe * mb;
@@ -562,11 +641,11 @@ std::optional<Error> TrainingCost::run()
         const auto spans = m_placement.of(Role::Context);
         const double kvWidth = m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim)
                                      : 2.0 * std::max(1.0, m.kvHeads / tp) * m.headDim;
-        const double v = m_tokensMb * m_d.context * kvWidth * m_actBytes;
+        const double v = m_tokensMb * m_d.context * kvWidth * m_flowBytes;
         const double ag = cost(CollectiveOp::AllGather, spans, v).time;
         const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
         const double perLayerComm = (1.0 + recomputeRounds) * ag + rs;
-        const double perLayerAttn = (3.0 + recomputeRounds) * attnCoreTime(dense);
+        const double perLayerAttn = (1.0 + recomputeRounds) * attnCoreTime(dense) + attnBackwardTime(dense);
         const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
         const double exposedTotal = exposedPerLayer * stageLayers * mb;
         exposed += exposedTotal;
@@ -706,7 +785,7 @@ std::optional<Error> TrainingCost::run()
     // steady state overlaps them, filling and draining the pipe does not.
     if (m_d.pipeline > 1) {
         const auto spans = m_placement.of(Role::Pipeline);
-        const double v = m_tokensMb * double(m.dModel) * m_actBytes / (m_par.sequenceParallel ? tp : 1.0);
+        const double v = m_tokensMb * double(m.dModel) * m_flowBytes / (m_par.sequenceParallel ? tp : 1.0);
         const double each = cost(CollectiveOp::SendRecv, spans, v).time;
         const double fill = 2.0 * (pp - 1.0) * each;
         exposed += fill;

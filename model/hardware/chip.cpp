@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace meshplan::model {
 
 using nlohmann::json;
@@ -40,8 +42,14 @@ double Chip::listedPeakFlops(DType type) const
 double Chip::achievableFlopsFraction(DType type) const
 {
     const bool eightBit = type == DType::Fp8 || type == DType::Int8;
-    if (eightBit && listedPeakFlops(type) > 0 && achievable.eightBitFlopsFraction > 0)
-        return achievable.eightBitFlopsFraction;
+    if (eightBit && listedPeakFlops(type) > 0) {
+        // An 8-bit matmul keeps the same share of its benchmark rate inside a step as a 16-bit one.
+        if (achievable.eightBitMatmulBenchmarkFraction > 0 && achievable.matmulBenchmarkFraction > 0)
+            return std::min(1.0, achievable.eightBitMatmulBenchmarkFraction * achievable.flopsFraction
+                                     / achievable.matmulBenchmarkFraction);
+        if (achievable.eightBitFlopsFraction > 0)
+            return achievable.eightBitFlopsFraction;
+    }
     return achievable.flopsFraction;
 }
 
@@ -200,11 +208,21 @@ Chip readChip(const json &o, const std::string &path)
         };
         fraction("flops_fraction", c.achievable.flopsFraction);
         fraction("fp8_flops_fraction", c.achievable.eightBitFlopsFraction);
+        fraction("matmul_benchmark_fraction", c.achievable.matmulBenchmarkFraction);
+        fraction("fp8_matmul_benchmark_fraction", c.achievable.eightBitMatmulBenchmarkFraction);
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
         fraction("dcn_efficiency", c.achievable.dcnEfficiency);
         fraction("nvlink_efficiency", c.achievable.nvlinkEfficiency);
         fraction("scale_out_efficiency", c.achievable.scaleOutEfficiency);
+    }
+    if (jf::has(o, "attention_kernels")) {
+        const json &kernels = o.at("attention_kernels");
+        const std::string kp = jf::join(path, "attention_kernels");
+        if (!kernels.is_object())
+            throw FieldError(kp, "must be an object of kernel curves by name");
+        for (auto it = kernels.begin(); it != kernels.end(); ++it)
+            c.attentionKernels[it.key()] = attentionKernelCurveFromJson(*it, jf::join(kp, it.key()));
     }
     if (jf::has(o, "sources") && o.at("sources").is_object()) {
         for (auto it = o.at("sources").begin(); it != o.at("sources").end(); ++it)
@@ -268,6 +286,10 @@ json chipToJson(const Chip &c)
               {"hbm_efficiency", c.achievable.hbmEfficiency}};
     if (c.achievable.eightBitFlopsFraction > 0)
         a["fp8_flops_fraction"] = c.achievable.eightBitFlopsFraction;
+    if (c.achievable.matmulBenchmarkFraction > 0)
+        a["matmul_benchmark_fraction"] = c.achievable.matmulBenchmarkFraction;
+    if (c.achievable.eightBitMatmulBenchmarkFraction > 0)
+        a["fp8_matmul_benchmark_fraction"] = c.achievable.eightBitMatmulBenchmarkFraction;
     if (c.ici) {
         a["ici_efficiency"] = c.achievable.iciEfficiency;
         a["dcn_efficiency"] = c.achievable.dcnEfficiency;
@@ -276,6 +298,12 @@ json chipToJson(const Chip &c)
         a["scale_out_efficiency"] = c.achievable.scaleOutEfficiency;
     }
     o["achievable"] = a;
+    if (!c.attentionKernels.empty()) {
+        json kernels = json::object();
+        for (const auto &[name, curve] : c.attentionKernels)
+            kernels[name] = attentionKernelCurveToJson(curve);
+        o["attention_kernels"] = kernels;
+    }
     if (!c.sources.empty())
         o["sources"] = c.sources;
     return o;

@@ -3,6 +3,7 @@
 
 #include "base/dtype.h"
 #include "base/expected.h"
+#include "hardware/attentionkernel.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -65,6 +66,14 @@ struct Achievable {
     /// Lower than flopsFraction on GPUs: attention, casts and scaling stay in 16 bits, so a step
     /// gains far less than the doubled peak (NeMo fp8 runs reach 35-40% of it).
     double eightBitFlopsFraction = 0;
+    /// The share of the bf16 peak the best large matmul reaches alone in a microbenchmark (the
+    /// maximum achievable matmul FLOPs); 0 when unknown. flopsFraction / this is how much of a
+    /// kernel's benchmark rate survives inside a whole training step, and the achievable model
+    /// applies the same ratio to the attention kernels' benchmark rates.
+    double matmulBenchmarkFraction = 0;
+    /// The same for the listed fp8 peak; with matmulBenchmarkFraction it sets the 8-bit share of a
+    /// step (fp8 benchmark x flopsFraction / bf16 benchmark) in place of eightBitFlopsFraction.
+    double eightBitMatmulBenchmarkFraction = 0;
     double hbmEfficiency = 1.0;
     double iciEfficiency = 1.0;
     double dcnEfficiency = 1.0;
@@ -87,6 +96,9 @@ struct Chip {
     std::optional<NvlinkSpec> nvlink;
     std::optional<ScaleOutSpec> scaleOut;
     Achievable achievable;
+    /// Fused attention kernels with published throughput on this chip, by name
+    /// ("flash-attention-2", "flash-attention-3", "cudnn"); empty where none is sourced.
+    std::map<std::string, AttentionKernelCurve> attentionKernels;
     double pricePerHour = 0;
     std::map<std::string, std::string> sources;
 
@@ -97,8 +109,9 @@ struct Chip {
     /// format the chip executes it in (int4 -> int8 -> bf16, fp4 -> fp8 -> bf16, fp8 -> bf16, fp16 -> bf16; fp32 at
     /// a quarter of bf16 when unlisted, as multi-pass bf16).
     double peakFlops(DType type) const;
-    /// The share of peakFlops(type) real workloads reach: achievable.eightBitFlopsFraction for a
-    /// listed fp8/int8 peak when the chip gives one, else achievable.flopsFraction.
+    /// The share of peakFlops(type) real workloads reach. For a listed fp8/int8 peak: the 8-bit
+    /// matmul benchmark derated as the 16-bit one is (when both are known), else
+    /// achievable.eightBitFlopsFraction when given; otherwise achievable.flopsFraction.
     double achievableFlopsFraction(DType type) const;
 };
 

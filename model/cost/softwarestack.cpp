@@ -1,0 +1,53 @@
+// Stacks and the attention kernels they call.
+#include "cost/softwarestack.h"
+#include "hardware/chip.h"
+
+#include <initializer_list>
+
+namespace meshplan::model {
+
+namespace {
+
+std::string firstListed(const Chip &chip, std::initializer_list<const char *> preference)
+{
+    for (const char *name : preference)
+        if (chip.attentionKernels.count(name))
+            return name;
+    return {};
+}
+
+} // namespace
+
+std::string attentionKernelFor(const Chip &chip, const std::string &stack)
+{
+    if (chip.attentionKernels.empty())
+        return {};
+    // Megatron-LM and NeMo call Transformer Engine's DotProductAttention, which prefers cuDNN's
+    // fused attention on Hopper and Blackwell and FlashAttention-2 on Ampere (TE docs,
+    // "Attention backends"). MaxText on GPUs uses the same TE kernel (attention: cudnn_flash_te).
+    if (stack == "megatron" || stack == "nemo" || stack == "maxtext")
+        return firstListed(chip, {"cudnn", "flash-attention-2"});
+    // torchtitan calls PyTorch's scaled_dot_product_attention, whose flash backend is
+    // FlashAttention-2; DeepSpeed (Megatron-DeepSpeed) and Composer/llm-foundry install the
+    // flash-attn package (FlashAttention-2).
+    if (stack == "torchtitan" || stack == "deepspeed" || stack == "composer")
+        return firstListed(chip, {"flash-attention-2", "cudnn"});
+    // No stack named: a well-tuned one, the fastest kernel with published numbers on the chip.
+    return firstListed(chip, {"flash-attention-3", "cudnn", "flash-attention-2"});
+}
+
+double elementwiseTrafficShare(const std::string &stack)
+{
+    // Composer/llm-foundry, DeepSpeed and torchtitan run PyTorch eagerly by default (torchtitan's
+    // torch.compile is an opt-in flag, llm-foundry's benchmark configs do not compile): each norm,
+    // activation and residual add reads its input from HBM and writes its output back.
+    if (stack == "composer" || stack == "deepspeed" || stack == "torchtitan")
+        return 1.0;
+    // XLA (MaxText) fuses elementwise chains into the neighbouring matmuls and reductions, and
+    // Megatron/NeMo call fused kernels (bias-GeLU, bias-dropout-add, Transformer Engine's
+    // LayerNorm-Linear and LayerNorm-MLP): about half of the book's ~20 intermediates per layer
+    // still make a round trip. This is the share the calibration runs were fitted with.
+    return 0.5;
+}
+
+} // namespace meshplan::model

@@ -1,0 +1,23 @@
+#pragma once
+// What the software that runs a plan (workload.stack) changes in its cost: which attention kernel
+// it calls on a chip, and how much of the elementwise work it fuses. Each choice cites where the
+// stack documents it.
+
+#include <string>
+
+namespace meshplan::model {
+
+struct Chip;
+
+/// The fused attention kernel `stack` runs on `chip` among those the chip lists curves for
+/// ("flash-attention-3", "cudnn", "flash-attention-2"), or "" when the chip lists none (TPUs:
+/// the attention core then runs at the chip's matmul rate). An empty stack is a well-tuned one:
+/// the fastest kernel the chip lists.
+std::string attentionKernelFor(const Chip &chip, const std::string &stack);
+
+/// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
+/// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
+/// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel.
+double elementwiseTrafficShare(const std::string &stack);
+
+} // namespace meshplan::model
