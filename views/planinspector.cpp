@@ -218,9 +218,16 @@ PlanInspector::PlanInspector(QWidget *parent)
                                               QStringLiteral("adafactor")}));
     tf->addRow(tr("Optimizer dtype"), choiceEditor(tr("Optimizer dtype"), "/workload/optimizer_dtype", kDtypes));
     tf->addRow(tr("Gradient dtype"), choiceEditor(tr("Gradient dtype"), "/workload/grad_dtype", kDtypes));
-    tf->addRow(tr("Rematerialization"), choiceEditor(tr("Rematerialization"), "/workload/remat",
-                                                     {QStringLiteral("none"), QStringLiteral("selective"),
-                                                      QStringLiteral("full")}));
+    // The legacy levels and the framework policies plan files name (README); a {"save", "offload"}
+    // object is edited in the file.
+    tf->addRow(tr("Rematerialization"),
+               choiceEditor(tr("Rematerialization"), "/workload/remat",
+                            {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full"),
+                             QStringLiteral("minimal"), QStringLiteral("minimal_with_context"),
+                             QStringLiteral("save_dot_with_context_except_mlp"), QStringLiteral("save_dot_except_mlpwi"),
+                             QStringLiteral("save_dot_except_mlp"), QStringLiteral("save_qkv_proj"),
+                             QStringLiteral("save_out_proj"), QStringLiteral("qkv_proj_offloaded"),
+                             QStringLiteral("minimal_offloaded")}));
     tf->addRow(tr("Attention"), choiceEditor(tr("Attention kernel"), "/workload/attention",
                                              {QStringLiteral("flash"), QStringLiteral("naive")}));
     layout->addWidget(m_training);

@@ -84,7 +84,8 @@ struct StepTime {
     double compute = 0;             ///< matmuls and elementwise work, recompute included
     double recompute = 0;           ///< the part of `compute` spent recomputing activations
     double communication = 0;       ///< every collective's time
-    double exposedCommunication = 0;
+    double exposedCommunication = 0; ///< collectives and host-offload transfers not hidden by compute
+    double offloadExposed = 0;       ///< the part of exposedCommunication moving remat offloads to host and back
     double bubble = 0;
     double optimizer = 0;
     double flops = 0;               ///< model FLOPs of the step (no recompute)

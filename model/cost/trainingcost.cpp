@@ -7,6 +7,7 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace meshplan::model {
@@ -58,8 +59,49 @@ struct LayerCost {
     double linearInputs = 0;   ///< elements per token entering the layer's weight matmuls (cast to fp8 in fp8 recipes)
     double qkvWidth = 0;       ///< per token: the queries, keys and values the projection writes
     double attnOutWidth = 0;   ///< per token: the attention output the output projection reads
+    /// Per RematTensor (indexed by the enum), per token on this chip: its elements, and the
+    /// forward FLOPs that rebuild it from its inputs (at the matmul rate; the routed experts' share
+    /// at theirs).
+    std::array<double, kRematTensorCount> rematWidth{};
+    std::array<double, kRematTensorCount> rematFlops{};
+    std::array<double, kRematTensorCount> rematExpertFlops{};
     bool moe = false;
 };
+
+/// The extra forward passes per microbatch that the recompute runs of each operation of a layer
+/// (1: all of it, as full remat does; a fraction where only some of its outputs are rebuilt).
+struct OperationRecompute {
+    double qkv = 0;
+    double outProj = 0;
+    double core = 0;
+    double mlpUp = 0;
+    double mlpDown = 0;
+    double elementwise = 0;
+    double moeShared = 0; ///< router and shared experts
+    double moeRouted = 0;
+};
+
+std::size_t at(RematTensor t)
+{
+    return static_cast<std::size_t>(t);
+}
+
+// What the backward pass of a layer reads besides the layer input: the queries, keys and values
+// (attention backward, and the input norm from the kept layer input), the attention output (the
+// output projection's weight gradient), the output projection (the residual h = input + out_proj
+// that the MLP's norm reads back) and the MLP's up projection (activation backward, down
+// projection's weight gradient). Each one's inputs are in this list or the layer input, so a
+// tensor that is neither saved nor offloaded is rebuilt exactly once. mlpwo only enters the next
+// layer's input, which is kept: jax.checkpoint never keeps it as a residual, so saving or
+// offloading it costs nothing and it is never recomputed.
+constexpr std::array kBackwardReads{RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj,
+                                    RematTensor::Context, RematTensor::OutProj, RematTensor::MlpWi};
+
+bool rebuilt(const RematPolicy &policy, RematTensor t)
+{
+    return std::find(kBackwardReads.begin(), kBackwardReads.end(), t) != kBackwardReads.end()
+           && !policy.saved.count(t) && !policy.offloaded.count(t);
+}
 
 class TrainingCost
 {
@@ -99,13 +141,19 @@ private:
     int layersOnStage(int stage) const;
     int moeLayersOnStage(int stage) const;
     double layerForwardTime(const LayerCost &layer) const;
+    /// A custom policy's recompute per layer and microbatch: the FLOPs of the tensors it rebuilds.
+    double customRecomputeTime(const LayerCost &layer) const;
+    /// Elements per token of a layer a custom policy keeps in HBM (its input included), or offloads.
+    double customSavedElements(const LayerCost &layer) const;
+    double offloadedElements(const LayerCost &layer) const;
     MemoryBreakdown stageMemory(int stage) const;
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
                        double bytes, double count, double exposed, double timeEach, double overlapFlops,
                        double overlapS);
     /// One layer's operations (and the logits matmul) for the roofline; FLOPs as the step counts them.
     void recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
-                          int stageMoe, double recomputeFactor);
+                          int stageMoe, const OperationRecompute &recompute);
+    OperationRecompute operationRecompute(const LayerCost &dense, const LayerCost &sparse) const;
     void addOperation(const std::string &op, const char *kind, double flops, double bytes, double flopsRate,
                       double count);
     CollectiveCost cost(CollectiveOp op, const std::vector<AxisSpan> &spans, double bytes) const
@@ -152,6 +200,10 @@ std::optional<Error> TrainingCost::validate()
     if (m_chip.peakFlops(m_train.computeDtype) <= 0)
         return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
                                                    + std::string(dtypeName(m_train.computeDtype))};
+    const auto &offloaded = m_train.remat.offloaded;
+    if (m_chip.pcieBandwidth <= 0
+        && std::any_of(offloaded.begin(), offloaded.end(), [](RematTensor t) { return t != RematTensor::MlpWo; }))
+        return Error{"workload.remat", m_chip.id + " has no pcie_bandwidth figure to offload activations to host memory over"};
     if (m_train.seqLen % m_d.context != 0)
         return Error{"parallelism.context", "context parallelism of " + std::to_string(m_d.context)
                                                 + " must divide seq_len " + std::to_string(m_train.seqLen)};
@@ -217,6 +269,24 @@ LayerCost TrainingCost::layerCost(bool moe) const
     const double norms = m.parallelBlock ? 1.0 : 2.0;
     double mlpSaved = 0;
     const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    // Per-tensor widths and FLOPs for custom policies (matmuls only: biases and norms are
+    // elementwise work). Latent attention's low-rank projections share their FLOPs by width.
+    const double qWidth = (m.heads / tp) * (m.mla ? qkDim : double(m.headDim));
+    const double kWidth = m.mla ? (m.heads / tp) * qkDim : kvHeadsLocal * m.headDim;
+    const double vWidth = m.mla ? (m.heads / tp) * vDim : kvHeadsLocal * m.headDim;
+    const double outW = double(m.heads) * vDim * d / tp;
+    const double qkvFlops = m.mla ? 2.0 * (attention - outW) : 2.0 * d * qkv;
+    c.rematWidth[at(RematTensor::QueryProj)] = qWidth;
+    c.rematWidth[at(RematTensor::KeyProj)] = kWidth;
+    c.rematWidth[at(RematTensor::ValueProj)] = vWidth;
+    c.rematWidth[at(RematTensor::Context)] = attnOut;
+    c.rematWidth[at(RematTensor::OutProj)] = d / shardD;
+    c.rematWidth[at(RematTensor::MlpWo)] = d / shardD;
+    c.rematFlops[at(RematTensor::QueryProj)] = qkvFlops * qWidth / qkv;
+    c.rematFlops[at(RematTensor::KeyProj)] = qkvFlops * kWidth / qkv;
+    c.rematFlops[at(RematTensor::ValueProj)] = qkvFlops * vWidth / qkv;
+    c.rematFlops[at(RematTensor::Context)] = c.attnCoreFlops;
+    c.rematFlops[at(RematTensor::OutProj)] = 2.0 * outW;
     if (moe) {
         const MoeSpec &e = *m.moe;
         const double expert = double(m_params.expertParams) / tp;
@@ -226,11 +296,19 @@ LayerCost TrainingCost::layerCost(bool moe) const
         c.weightElements += double(m_params.moeSharedPerLayer) / tp + localExperts * expert;
         mlpSaved = e.expertsPerToken * (d + width * double(e.dFfExpert) / tp)
                    + e.sharedExperts * width * double(e.dFfExpert) / tp + e.experts;
+        // mlpwi: the routed experts' and the shared experts' up (and gate) projections; the
+        // router is rebuilt with them.
+        const double fe = double(e.dFfExpert);
+        c.rematWidth[at(RematTensor::MlpWi)] = (e.expertsPerToken + e.sharedExperts) * (width - 1.0) * fe / tp;
+        c.rematFlops[at(RematTensor::MlpWi)] = 2.0 * (d * e.experts + e.sharedExperts * (width - 1.0) * d * fe) / tp;
+        c.rematExpertFlops[at(RematTensor::MlpWi)] = c.expertFlops * (width - 1.0) / width;
     } else {
         const double mlp = double(m_params.denseMlpPerLayer) / tp;
         c.matmulFlops += 2.0 * mlp;
         c.weightElements += mlp;
         mlpSaved = width * double(m.dFf) / tp;
+        c.rematWidth[at(RematTensor::MlpWi)] = (width - 1.0) * double(m.dFf) / tp;
+        c.rematFlops[at(RematTensor::MlpWi)] = 2.0 * (width - 1.0) * d * double(m.dFf) / tp;
     }
     const double base = norms * 2.0 * d / shardD + qkv + attnOut + mlpSaved;
     c.savedSelective = base;
@@ -260,6 +338,37 @@ double TrainingCost::layerForwardTime(const LayerCost &layer) const
     // third of that traffic falls in the forward pass.
     const double castTime = m_castBytes / 3.0 * layer.linearInputs * tokens / m_hbm;
     return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime + castTime;
+}
+
+double TrainingCost::customRecomputeTime(const LayerCost &layer) const
+{
+    double flops = 0;
+    double expertFlops = 0;
+    double attentionFlops = 0; // the attention core, at its kernel's forward rate
+    for (RematTensor t : kBackwardReads)
+        if (rebuilt(m_train.remat, t)) {
+            (t == RematTensor::Context ? attentionFlops : flops) += layer.rematFlops[at(t)];
+            expertFlops += layer.rematExpertFlops[at(t)];
+        }
+    return (flops + expertFlops / m_expertEfficiency) * m_tokensMb / m_peak + attentionFlops * m_tokensMb / m_attnFwdRate;
+}
+
+double TrainingCost::customSavedElements(const LayerCost &layer) const
+{
+    double elements = layer.savedFull; // the layer input
+    for (RematTensor t : m_train.remat.saved)
+        if (t != RematTensor::MlpWo)
+            elements += layer.rematWidth[at(t)];
+    return elements;
+}
+
+double TrainingCost::offloadedElements(const LayerCost &layer) const
+{
+    double elements = 0;
+    for (RematTensor t : m_train.remat.offloaded)
+        if (t != RematTensor::MlpWo)
+            elements += layer.rematWidth[at(t)];
+    return elements;
 }
 
 MemoryBreakdown TrainingCost::stageMemory(int stage) const
@@ -317,19 +426,22 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     const LayerCost dense = layerCost(false);
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
     const auto saved = [&](const LayerCost &c) {
-        switch (m_train.remat) {
+        switch (m_train.remat.kind) {
         case Remat::None:
             return c.savedNone;
         case Remat::Selective:
             return c.savedSelective;
         case Remat::Full:
             return c.savedFull;
+        case Remat::Custom:
+            return customSavedElements(c);
         }
         return c.savedNone;
     };
     const double perMicrobatch = (denseLayers * saved(dense) + moeLayers * saved(sparse)) * m_tokensMb * m_actBytes;
     double working = 0;
-    if (m_train.remat == Remat::Full) // one layer's activations are rebuilt during its backward
+    // One layer's activations are rebuilt during its backward.
+    if (m_train.remat.kind == Remat::Full || m_train.remat.kind == Remat::Custom)
         working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
     double logits = 0;
     if (last) // the logits, whose gradient overwrites them in place
@@ -370,7 +482,7 @@ void TrainingCost::addOperation(const std::string &op, const char *kind, double 
 }
 
 void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
-                                    int stageMoe, double recomputeFactor)
+                                    int stageMoe, const OperationRecompute &recompute)
 {
     const ModelSpec &m = m_model;
     const double tp = m_d.tensor;
@@ -381,17 +493,17 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
     const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Occurrences per step: forward, backward (two matmuls of the forward's size), recompute.
-    const double passes = (1.0 + kBackwardFactor + recomputeFactor) * m_microbatches;
+    const auto passes = [&](double recomputed) { return (1.0 + kBackwardFactor + recomputed) * m_microbatches; };
     // The step counts every attention parameter (norms and biases too) as matmul weights: the
     // output projection is heads x d_v x d, the queries, keys and values are the rest.
     const double outW = double(m.heads) * vDim * d / tp;
     const double qkvW = double(m_params.attentionPerLayer) / tp - outW;
     const LayerCost &attn = stageDense > 0 ? dense : sparse;
     addOperation("attention qkv projection", "matmul", 2.0 * B * qkvW, act * B * (d + attn.qkvWidth) + wb * qkvW,
-                 m_peak, stageLayers * passes);
+                 m_peak, stageLayers * passes(recompute.qkv));
     addOperation("attention output projection", "matmul", 2.0 * B * outW,
-                 act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes);
-    const double attnCount = stageLayers * (passes + (m_train.remat == Remat::Selective ? m_microbatches : 0.0));
+                 act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes(recompute.outProj));
+    const double attnCount = stageLayers * passes(recompute.core);
     addOperation("attention core", "attention", B * attn.attnCoreFlops,
                  act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act,
                  m_attnFwdRate, attnCount);
@@ -400,12 +512,13 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
         const double downW = d * f / tp;
         const double upW = double(m_params.denseMlpPerLayer) / tp - downW;
         addOperation(m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up", "matmul", 2.0 * B * upW,
-                     act * B * (d + (width - 1.0) * f / tp) + wb * upW, m_peak, stageDense * passes);
+                     act * B * (d + (width - 1.0) * f / tp) + wb * upW, m_peak, stageDense * passes(recompute.mlpUp));
         addOperation("mlp down", "matmul", 2.0 * B * downW, act * B * (f / tp + d) + wb * downW, m_peak,
-                     stageDense * passes);
+                     stageDense * passes(recompute.mlpDown));
         // About one FLOP per element of the intermediates (the step time counts only their bytes).
         addOperation("elementwise", "elementwise", B * dense.elementwise,
-                     2.0 * m_elementwiseTraffic * dense.elementwise * B * act, m_peak, stageDense * passes);
+                     2.0 * m_elementwiseTraffic * dense.elementwise * B * act, m_peak,
+                     stageDense * passes(recompute.elementwise));
     }
     if (stageMoe > 0) {
         const MoeSpec &e = *m.moe;
@@ -413,13 +526,14 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
         const double sharedW = double(m_params.moeSharedPerLayer) / tp;
         addOperation("moe router and shared experts", "matmul", 2.0 * B * sharedW,
                      act * B * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp) + wb * sharedW, m_peak,
-                     stageMoe * passes);
+                     stageMoe * passes(recompute.moeShared));
         const double localWeights = double(e.experts) / m_d.expert * double(m_params.expertParams) / tp;
         addOperation("moe routed experts", "matmul", B * sparse.expertFlops,
                      act * B * e.expertsPerToken * (2.0 * d + width * fe / tp) + wb * localWeights,
-                     m_peak * m_expertEfficiency, stageMoe * passes);
+                     m_peak * m_expertEfficiency, stageMoe * passes(recompute.moeRouted));
         addOperation("elementwise (moe layer)", "elementwise", B * sparse.elementwise,
-                     2.0 * m_elementwiseTraffic * sparse.elementwise * B * act, m_peak, stageMoe * passes);
+                     2.0 * m_elementwiseTraffic * sparse.elementwise * B * act, m_peak,
+                     stageMoe * passes(recompute.elementwise));
     }
     // The logits matmul of the last stage: forward and backward, never recomputed.
     const double logitsW = double(m.vocab * m.dModel) / tp;
@@ -468,6 +582,45 @@ void TrainingCost::setKernelRates(bool ideal)
     m_attnBwdRate = peak16 * found->second.backwardShare(T) * derate;
 }
 
+OperationRecompute TrainingCost::operationRecompute(const LayerCost &dense, const LayerCost &sparse) const
+{
+    OperationRecompute r;
+    switch (m_train.remat.kind) {
+    case Remat::None:
+        break;
+    case Remat::Selective:
+        r.core = 1.0;
+        break;
+    case Remat::Full:
+        r = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+        break;
+    case Remat::Custom: {
+        const RematPolicy &p = m_train.remat;
+        const auto share = [&](RematTensor t) { return rebuilt(p, t) ? 1.0 : 0.0; };
+        double qkv = 0;
+        double rebuiltQkv = 0;
+        for (RematTensor t : {RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj}) {
+            qkv += dense.rematFlops[at(t)];
+            rebuiltQkv += share(t) * dense.rematFlops[at(t)];
+        }
+        r.qkv = qkv > 0 ? rebuiltQkv / qkv : 0.0;
+        r.outProj = share(RematTensor::OutProj);
+        r.core = share(RematTensor::Context);
+        r.mlpUp = share(RematTensor::MlpWi);
+        if (m_model.moe) {
+            const double sharedFlops = 2.0 * double(m_params.moeSharedPerLayer) / m_d.tensor;
+            r.moeShared = share(RematTensor::MlpWi) * sparse.rematFlops[at(RematTensor::MlpWi)] / sharedFlops;
+            r.moeRouted = sparse.expertFlops > 0
+                              ? share(RematTensor::MlpWi) * sparse.rematExpertFlops[at(RematTensor::MlpWi)]
+                                    / sparse.expertFlops
+                              : 0.0;
+        }
+        break;
+    }
+    }
+    return r;
+}
+
 std::optional<Error> TrainingCost::run()
 {
     if (auto error = validate())
@@ -494,22 +647,31 @@ std::optional<Error> TrainingCost::run()
     const double tp = m_d.tensor;
     const double pp = m_d.pipeline;
 
-    // Recompute: full remat runs the forward pass again, selective only the attention core.
-    const double recomputeFactor = m_train.remat == Remat::Full ? 1.0 : 0.0;
+    // Recompute: full remat runs the forward pass again, selective only the attention core, a
+    // custom policy the tensors it neither saves nor offloads.
+    const bool custom = m_train.remat.kind == Remat::Custom;
+    const double recomputeFactor = m_train.remat.kind == Remat::Full ? 1.0 : 0.0;
     const LayerCost dense = layerCost(false);
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
     const double denseFwd = layerForwardTime(dense);
     const double sparseFwd = layerForwardTime(sparse);
     const auto attnCoreTime = [&](const LayerCost &c) { return this->attnCoreTime(c); };
-    const auto layerTrain = [&](const LayerCost &c, double fwd) {
-        // The backward of the weight matmuls is twice their forward; the attention kernel's has its
-        // own FLOPs and rate.
-        double t = fwd * (1.0 + kBackwardFactor) - kBackwardFactor * attnCoreTime(c) + attnBackwardTime(c)
-                   + recomputeFactor * fwd;
-        if (m_train.remat == Remat::Selective)
-            t += attnCoreTime(c);
-        return t;
+    // Recompute time of one layer and microbatch.
+    const auto layerRecompute = [&](const LayerCost &c, double fwd) {
+        if (custom)
+            return customRecomputeTime(c);
+        return recomputeFactor * fwd + (m_train.remat.kind == Remat::Selective ? attnCoreTime(c) : 0.0);
     };
+    const double denseRecompute = layerRecompute(dense, denseFwd);
+    const double sparseRecompute = layerRecompute(sparse, sparseFwd);
+    // The backward of the weight matmuls is twice their forward; the attention kernel's has its
+    // own FLOPs and rate.
+    const auto layerBackward = [&](const LayerCost &c, double fwd) {
+        return fwd * kBackwardFactor - kBackwardFactor * attnCoreTime(c) + attnBackwardTime(c);
+    };
+    const double denseBackward = layerBackward(dense, denseFwd);
+    const double sparseBackward = layerBackward(sparse, sparseFwd);
+    const auto layerTrain = [&](double fwd, double backward, double recompute) { return fwd + backward + recompute; };
     const double unembedFwd = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak16;
 
     // The busiest stage sets the pace of the pipeline.
@@ -519,16 +681,14 @@ std::optional<Error> TrainingCost::run()
     for (int s = 0; s < m_d.pipeline; ++s) {
         const int moeLayers = moeLayersOnStage(s);
         const int denseLayers = layersOnStage(s) - moeLayers;
-        double t = denseLayers * layerTrain(dense, denseFwd) + moeLayers * layerTrain(sparse, sparseFwd);
+        double t = denseLayers * layerTrain(denseFwd, denseBackward, denseRecompute)
+                   + moeLayers * layerTrain(sparseFwd, sparseBackward, sparseRecompute);
         if (s == m_d.pipeline - 1)
             t += 3.0 * unembedFwd;
         if (t > tMb) {
             tMb = t;
             busiest = s;
-            tMbRecompute = denseLayers * (recomputeFactor * denseFwd
-                                          + (m_train.remat == Remat::Selective ? attnCoreTime(dense) : 0.0))
-                           + moeLayers * (recomputeFactor * sparseFwd
-                                          + (m_train.remat == Remat::Selective ? attnCoreTime(sparse) : 0.0));
+            tMbRecompute = denseLayers * denseRecompute + moeLayers * sparseRecompute;
         }
     }
     const int stageLayers = layersOnStage(busiest);
@@ -563,7 +723,6 @@ std::optional<Error> TrainingCost::run()
         step.bubble = (pp - 1.0) * tMb * fraction;
     }
 
-    const double recomputeRounds = m_train.remat == Remat::Full ? 1.0 : 0.0;
     double exposed = 0;
 
     // The compute each collective runs beside, per occurrence (for the roofline; no effect on the step).
@@ -575,14 +734,43 @@ std::optional<Error> TrainingCost::run()
     const double layerFwdFlops = stageFwdFlops / stageLayers;
     const double layerFwdTime = stageFwdTime / stageLayers;
     const double blocksPerLayer = m.parallelBlock ? 1.0 : 2.0; // attention and MLP, or one parallel block
-    recordOperations(dense, sparse, stageLayers, stageDense, stageMoe, recomputeFactor);
+
+    // Recomputed forwards redo their collectives. Full remat redoes every one; a custom policy
+    // the attention block's tensor collective when it rebuilds out_proj, the experts' dispatch
+    // when it rebuilds mlpwi and the context ring when it rebuilds the attention output.
+    const double recomputeRounds = m_train.remat.kind == Remat::Full ? 1.0 : 0.0;
+    const auto rounds = [&](RematTensor t, double share) {
+        return custom ? (rebuilt(m_train.remat, t) ? share : 0.0) : recomputeRounds;
+    };
+    const double tensorRounds = rounds(RematTensor::OutProj, 1.0 / blocksPerLayer);
+    const double expertRounds = rounds(RematTensor::MlpWi, 0.5);
+    const double contextRounds = rounds(RematTensor::Context, 1.0);
+    // The recomputed share of the busiest stage's forward pass (1 for full remat).
+    const double stageRecomputeFactor =
+        custom ? (stageDense * denseRecompute + stageMoe * sparseRecompute) / stageFwdTime : recomputeFactor;
+    recordOperations(dense, sparse, stageLayers, stageDense, stageMoe, operationRecompute(dense, sparse));
+
+    // Host offload: each offloaded tensor goes to host memory during the forward and comes back
+    // for the backward over PCIe, hidden behind that layer's forward, backward and recompute.
+    if (custom && !m_train.remat.offloaded.empty()) {
+        const auto layerExposed = [&](const LayerCost &c, double fwd, double backward, double recompute) {
+            const double elements = offloadedElements(c); // mlpwo alone moves nothing (and needs no PCIe)
+            if (elements <= 0)
+                return 0.0;
+            const double transfer = 2.0 * elements * m_tokensMb * m_actBytes / m_chip.pcieBandwidth;
+            return std::max(0.0, transfer - layerTrain(fwd, backward, recompute));
+        };
+        step.offloadExposed = mb * (stageDense * layerExposed(dense, denseFwd, denseBackward, denseRecompute)
+                                    + stageMoe * layerExposed(sparse, sparseFwd, sparseBackward, sparseRecompute));
+        exposed += step.offloadExposed;
+    }
 
     // Tensor parallelism (Megatron): two all-reduces of the activations per layer forward (one for
     // a parallel block), the same backward, again for a recomputed forward.
     if (m_d.tensor > 1) {
         const auto spans = m_placement.of(Role::Tensor);
         const double v = m_tokensMb * double(m.dModel) * m_flowBytes;
-        const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + recomputeRounds);
+        const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + tensorRounds);
         const double count = perLayer * stageLayers * mb;
         const double overlapWindow = m_par.tensorOverlap ? step.compute : 0.0;
         if (m_par.sequenceParallel) {
@@ -606,7 +794,7 @@ std::optional<Error> TrainingCost::run()
                           layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
         }
         // The book's limit (ch. 5, 12): past F·W/C-way, the activations' collectives outrun the matmuls.
-        const double commPerLayer = perLayer / (2.0 + recomputeRounds) * (m_par.sequenceParallel
+        const double commPerLayer = perLayer / (2.0 + tensorRounds) * (m_par.sequenceParallel
                                         ? cost(CollectiveOp::AllGather, spans, v).time + cost(CollectiveOp::ReduceScatter, spans, v).time
                                         : cost(CollectiveOp::AllReduce, spans, v).time);
         const double matmulPerLayer = (dense.matmulFlops + dense.expertFlops) * m_tokensMb / m_peak;
@@ -624,10 +812,13 @@ std::optional<Error> TrainingCost::run()
     // Expert parallelism: dispatch and combine all-to-alls in every MoE layer, forward and backward.
     if (m_d.expert > 1 && m.moe && stageMoe > 0) {
         const auto spans = m_placement.of(Role::Expert);
-        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * m_flowBytes
+        // Under an fp8 recipe tokens are dispatched in fp8 and combined in bf16 (DeepSeek-V3
+        // report, section 3.3.2; DeepEP's low-precision dispatch): the mean of the two per element.
+        const double routedBytes = 0.5 * (m_actBytes + m_flowBytes);
+        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * routedBytes
                               / (m_par.sequenceParallel ? tp : 1.0);
         const double v = routed * m_d.expert;
-        const double count = 2.0 * (2.0 + recomputeRounds) * stageMoe * mb;
+        const double count = 2.0 * (2.0 + expertRounds) * stageMoe * mb;
         const double each = cost(CollectiveOp::AllToAll, spans, v).time;
         exposed += count * each;
         // Dispatch before the routed experts, combine after: half their work each.
@@ -644,14 +835,14 @@ std::optional<Error> TrainingCost::run()
         const double v = m_tokensMb * m_d.context * kvWidth * m_flowBytes;
         const double ag = cost(CollectiveOp::AllGather, spans, v).time;
         const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
-        const double perLayerComm = (1.0 + recomputeRounds) * ag + rs;
-        const double perLayerAttn = (1.0 + recomputeRounds) * attnCoreTime(dense) + attnBackwardTime(dense);
+        const double perLayerComm = (1.0 + contextRounds) * ag + rs;
+        const double perLayerAttn = (1.0 + contextRounds) * attnCoreTime(dense) + attnBackwardTime(dense);
         const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
         const double exposedTotal = exposedPerLayer * stageLayers * mb;
         exposed += exposedTotal;
         const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
         addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
-                      (1.0 + recomputeRounds) * stageLayers * mb, share * (1.0 + recomputeRounds) * ag, ag,
+                      (1.0 + contextRounds) * stageLayers * mb, share * (1.0 + contextRounds) * ag, ag,
                       dense.attnCoreFlops * m_tokensMb, attnCoreTime(dense));
         addCollective(CollectiveOp::ReduceScatter, "context key and value gradients", Role::Context, spans, v,
                       stageLayers * mb, share * rs, rs, kBackwardFactor * dense.attnCoreFlops * m_tokensMb,
@@ -672,27 +863,27 @@ std::optional<Error> TrainingCost::run()
         double exposedFsdp = 0;
         double agCount = 0;
         double bytesSum = 0;
-        const auto layer = [&](const LayerCost &c, double fwd, int count) {
+        const auto layer = [&](const LayerCost &c, double fwd, double recompute, int count) {
             if (count <= 0)
                 return;
             const double v = c.weightElements * paramBytes;
             const double ag = cost(CollectiveOp::AllGather, fsdpSpans, v).time;
             const double rs = cost(CollectiveOp::ReduceScatter, fsdpSpans, c.weightElements * gradBytes).time;
-            const double bwd = fwd * kBackwardFactor + recomputeFactor * fwd;
+            const double bwd = fwd * kBackwardFactor + (custom ? recompute : recomputeFactor * fwd);
             exposedFsdp += count * mb * (std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd));
             agTime += count * mb * 2.0 * ag;
             rsTime += count * mb * rs;
             agCount += count * mb * 2.0;
             bytesSum += count * mb * 2.0 * v;
         };
-        layer(dense, denseFwd, stageDense);
-        layer(sparse, sparseFwd, stageMoe);
+        layer(dense, denseFwd, denseRecompute, stageDense);
+        layer(sparse, sparseFwd, sparseRecompute, stageMoe);
         exposed += exposedFsdp;
         const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
         const double avgV = bytesSum / agCount;
         // A layer's gather prefetches behind the previous layer's forward (the book's B/X > C/W);
         // its gradients' reduce-scatter behind the backward (with the recomputed forward).
-        const double backward = kBackwardFactor + recomputeFactor;
+        const double backward = kBackwardFactor + stageRecomputeFactor;
         addCollective(CollectiveOp::AllGather, "fsdp weights", Role::Fsdp, fsdpSpans, avgV, agCount, share * agTime,
                       agTime / agCount, layerFwdFlops, layerFwdTime);
         addCollective(CollectiveOp::ReduceScatter, "fsdp gradients", Role::Fsdp, fsdpSpans,
@@ -735,7 +926,7 @@ std::optional<Error> TrainingCost::run()
         const double expertElements = stageMoe > 0 ? stageMoe * double(m.moe->experts) / m_d.expert
                                                          * double(m_params.expertParams) / tp
                                                    : 0.0;
-        const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor) + step.bubble;
+        const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor) + step.bubble;
         double used = 0;
         double afterBackwardS = 0;
         const auto reduce = [&](const std::vector<Role> &roles, double elements, const std::string &purpose) {
@@ -757,7 +948,7 @@ std::optional<Error> TrainingCost::run()
             used += each;
             exposed += each - hidden;
             addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
-                          kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + recomputeFactor));
+                          kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor));
         };
         reduce(denseGroup, denseElements, "gradients");
         reduce(expertGroup, expertElements, "expert gradients");
@@ -808,6 +999,10 @@ std::optional<Error> TrainingCost::run()
     for (const auto &c : m_out.collectives)
         step.communication += c.timeS;
     step.time = step.compute + step.bubble + exposed + step.optimizer;
+    if (step.offloadExposed > 0.05 * step.time)
+        warn("remat-offload-exposed",
+             "moving the offloaded activations to host memory and back over PCIe adds " + formatSeconds(step.offloadExposed)
+                 + " per step beyond the compute that hides it: offload fewer tensors or save them in HBM");
 
     // Memory for each kind of chip.
     const auto kind = [&](const std::string &name, int stage, std::int64_t count) {
@@ -847,7 +1042,7 @@ std::optional<Error> TrainingCost::run()
         const double flopsTime = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
                                   + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
                                                 + sparse.expertFlops / m_expertEfficiency))
-                                 * m_tokensMb * mb * (3.0 + recomputeFactor) / m_peak;
+                                 * m_tokensMb * mb * (3.0 + stageRecomputeFactor) / m_peak;
         m_out.bound = bindingResource(m_out.collectives, "", step.compute + step.bubble,
                                       flopsTime >= 0.5 * step.compute ? "compute" : "hbm");
     }

@@ -30,19 +30,6 @@ std::string_view scheduleName(PipelineSchedule schedule)
     return "?";
 }
 
-std::string_view rematName(Remat remat)
-{
-    switch (remat) {
-    case Remat::None:
-        return "none";
-    case Remat::Selective:
-        return "selective";
-    case Remat::Full:
-        return "full";
-    }
-    return "?";
-}
-
 std::string_view optimizerName(Optimizer optimizer)
 {
     switch (optimizer) {
@@ -248,9 +235,12 @@ void readWorkload(const json &o, Plan &plan)
             {"adam", Optimizer::Adam}, {"adamw", Optimizer::AdamW}, {"sgd", Optimizer::Sgd},
             {"adafactor", Optimizer::Adafactor}};
         t.optimizer = enumField(o, "optimizer", path, Optimizer::Adam, optimizers, "adam, adamw, sgd or adafactor");
-        const std::vector<std::pair<std::string, Remat>> remats{
-            {"none", Remat::None}, {"selective", Remat::Selective}, {"full", Remat::Full}};
-        t.remat = enumField(o, "remat", path, Remat::Full, remats, "none, selective or full");
+        if (jf::has(o, "remat")) {
+            auto remat = rematPolicyFromJson(o.at("remat"), jf::join(path, "remat"));
+            if (!remat)
+                throw FieldError(remat.error().path, remat.error().message);
+            t.remat = std::move(remat).value();
+        }
         t.masterWeights = jf::boolean(o, "master_weights", path,
                                       bytesPerElement(t.paramDtype) < bytesPerElement(t.optimizerDtype));
         const std::vector<std::pair<std::string, bool>> kernels{{"flash", true}, {"naive", false}};
@@ -372,7 +362,7 @@ json planToJson(const Plan &plan)
                     {"optimizer_dtype", dtypeName(t.optimizerDtype)},
                     {"grad_dtype", dtypeName(t.gradDtype)},
                     {"master_weights", t.masterWeights},
-                    {"remat", rematName(t.remat)},
+                    {"remat", rematPolicyToJson(t.remat)},
                     {"attention", t.flashAttention ? "flash" : "naive"}};
         if (!t.stack.empty())
             workload["stack"] = t.stack;

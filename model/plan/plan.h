@@ -5,6 +5,7 @@
 #include "hardware/chip.h"
 #include "hardware/topology.h"
 #include "plan/placement.h"
+#include "plan/rematpolicy.h"
 #include "transformer/modelspec.h"
 
 #include <nlohmann/json.hpp>
@@ -25,12 +26,6 @@ enum class PipelineSchedule {
     ZeroBubble,
 };
 
-enum class Remat {
-    None,      ///< every intermediate kept (attention probabilities included)
-    Selective, ///< attention core recomputed (Megatron); the rest kept
-    Full,      ///< only each layer's input kept; the forward pass is recomputed
-};
-
 enum class Optimizer {
     Adam,  ///< two moments
     AdamW, ///< Adam with decoupled weight decay: the same state
@@ -49,7 +44,6 @@ enum class Serving {
 };
 
 std::string_view scheduleName(PipelineSchedule schedule);
-std::string_view rematName(Remat remat);
 std::string_view optimizerName(Optimizer optimizer);
 
 struct ParallelismSpec {
@@ -74,7 +68,7 @@ struct TrainingSpec {
     DType optimizerDtype = DType::Fp32;
     bool masterWeights = true; ///< a copy of the weights in optimizer_dtype (when params are narrower)
     DType gradDtype = DType::Bf16;
-    Remat remat = Remat::Full;
+    RematPolicy remat; ///< workload.remat: a legacy level, a framework's named policy or save/offload lists
     /// Flash (fused, causal blocks skipped) or naive attention (score matrix written to HBM, as
     /// in 2021-era Megatron): the latter costs HBM traffic and memory quadratic in seq_len.
     bool flashAttention = true;

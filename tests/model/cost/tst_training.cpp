@@ -58,6 +58,19 @@ bool hasWarning(const Evaluation &e, const std::string &code)
     return false;
 }
 
+// A small dense model for hand-derived remat numbers: d 1024, 8 heads of 128 with 2 KV heads,
+// gated MLP of 4096, 4 layers; on 4 v5p chips as tensor 2 x fsdp 2, 2 sequences of 2048 per
+// replica in one microbatch: 4096 tokens per chip, 4 query heads and 1 KV head per chip.
+json rematPlan(const json &remat)
+{
+    const json model = {{"name", "remat-tiny"}, {"layers", 4},   {"d_model", 1024}, {"d_ff", 4096},
+                        {"heads", 8},           {"kv_heads", 2}, {"head_dim", 128}, {"vocab", 1024},
+                        {"mlp", "gated"},       {"tied_embeddings", true}};
+    json p = plan(model, {{"chip", "tpu-v5p"}, {"topology", {2, 2, 1}}}, {{"tensor", 2}, {"fsdp", 2}}, 2048, 4);
+    p["workload"]["remat"] = remat;
+    return p;
+}
+
 #define QVERIFY_NEAR(got, want, rtol)                                                                                  \
     QVERIFY2(std::fabs((got) - (want)) <= (rtol) * std::fabs(want),                                                    \
              qPrintable(QStringLiteral("got %1, want %2").arg(got, 0, 'g', 8).arg(want, 0, 'g', 8)))
@@ -200,6 +213,122 @@ private slots:
         const auto e = run(p);
         const double params = double(countParams(ModelCatalog::builtin().find("llama-3-70b")[0]).total);
         QVERIFY_NEAR(e.memory.params + e.memory.optimizer, 10.0 * params / 4096, 0.01);
+    }
+
+    // Activations per chip of the remat-tiny plan (bf16, 4096 tokens, 4 layers in flight at once):
+    //   layer input 1024; query_proj 4 x 128 = 512; key_proj, value_proj 1 x 128 = 128 each;
+    //   out_proj 1024; mlpwi 2 x 4096 / 2 = 4096; mlpwo kept by no backward (0).
+    //   working set during a layer's backward (selective-style): 2 norms x 1024 + q/k/v 768 +
+    //   context 512 + MLP 3 x 4096 / 2 = 11520; logits 4096 x 1024 / 2 elements.
+    //   save_qkv_proj: (1024 + 768) x 2 x 4096 x 4 + 11520 x 2 x 4096 + 4096 x 512 x 2 = 157,286,400
+    //   minimal:       (1024 + 768 + 1024 + 4096) x 2 x 4096 x 4 + ... = 325,058,560
+    void rematPolicyActivations_data()
+    {
+        QTest::addColumn<QString>("policy");
+        QTest::addColumn<double>("savedPerToken");
+        QTest::newRow("save_qkv_proj") << "save_qkv_proj" << 1024.0 + 512 + 128 + 128;
+        QTest::newRow("minimal") << "minimal" << 1024.0 + 512 + 128 + 128 + 1024 + 4096;
+        QTest::newRow("minimal_with_context") << "minimal_with_context" << 1024.0 + 512 + 128 + 128 + 512 + 1024 + 4096;
+        QTest::newRow("save_out_proj") << "save_out_proj" << 1024.0 + 1024;
+        QTest::newRow("qkv_proj_offloaded") << "qkv_proj_offloaded" << 1024.0;
+    }
+    void rematPolicyActivations()
+    {
+        QFETCH(QString, policy);
+        QFETCH(double, savedPerToken);
+        const auto e = run(rematPlan(policy.toStdString()));
+        const double tokens = 4096;
+        const double want = savedPerToken * 2 * tokens * 4 + 11520.0 * 2 * tokens + tokens * 512 * 2;
+        QVERIFY_NEAR(e.memory.activations, want, 1e-9);
+        if (policy == QLatin1String("save_qkv_proj"))
+            QCOMPARE(e.memory.activations, 157286400.0);
+        if (policy == QLatin1String("minimal"))
+            QCOMPARE(e.memory.activations, 325058560.0);
+    }
+
+    // save_dot_except_mlpwi keeps q/k/v and out_proj: the backward rebuilds the attention output
+    // (the core: 2 x 2048 x 4 heads x (128 + 128) / 2 causal = 2,097,152 FLOPs per token) and the
+    // MLP's up and gate projections (2 x 2 x 1024 x 4096 / 2 = 8,388,608), nothing else, at the
+    // v5p's bf16 peak (ideal mode): 4 layers x 4096 tokens x 10,485,760 / 4.59e14 per step.
+    void rematPolicyRecomputesWhatItDoesNotSave()
+    {
+        const auto e = run(rematPlan("save_dot_except_mlpwi"));
+        const double want = 4 * 4096 * (2'097'152.0 + 8'388'608.0) / 4.59e14;
+        QVERIFY_NEAR(e.step.recompute, want, 1e-6);
+        // minimal_with_context keeps everything the backward reads: nothing is recomputed.
+        QCOMPARE(run(rematPlan("minimal_with_context")).step.recompute, 0.0);
+        // save_qkv_proj adds the output projection (2 x 4 heads x 128 x 1024 per chip = 1,048,576).
+        const auto qkv = run(rematPlan("save_qkv_proj"));
+        QVERIFY_NEAR(qkv.step.recompute, 4 * 4096 * (2'097'152.0 + 8'388'608.0 + 1'048'576.0) / 4.59e14, 1e-6);
+        // The roofline's operation list counts the rebuilt operations once more per microbatch.
+        const auto count = [](const Evaluation &ev, const std::string &op) {
+            for (const auto &o : ev.operations)
+                if (o.op == op)
+                    return o.countPerStep;
+            return std::int64_t(-1);
+        };
+        QCOMPARE(count(e, "attention core"), std::int64_t(4 * 4));
+        QCOMPARE(count(e, "mlp up+gate"), std::int64_t(4 * 4));
+        QCOMPARE(count(e, "attention output projection"), std::int64_t(4 * 3));
+        QCOMPARE(count(e, "attention qkv projection"), std::int64_t(4 * 3));
+        QCOMPARE(count(e, "mlp down"), std::int64_t(4 * 3));
+        QCOMPARE(count(qkv, "attention output projection"), std::int64_t(4 * 4));
+    }
+
+    // JAX's aliases are the legacy levels: the same result to the last bit.
+    void rematAliasesMatchTheLegacyLevels_data()
+    {
+        QTest::addColumn<QString>("alias");
+        QTest::addColumn<QString>("legacy");
+        QTest::newRow("nothing_saveable") << "nothing_saveable" << "full";
+        QTest::newRow("everything_saveable") << "everything_saveable" << "none";
+    }
+    void rematAliasesMatchTheLegacyLevels()
+    {
+        QFETCH(QString, alias);
+        QFETCH(QString, legacy);
+        for (const json &doc : {rematPlan(alias.toStdString()), json(planToJson(defaultPlan()))}) {
+            json a = doc;
+            json b = doc;
+            a["workload"]["remat"] = alias.toStdString();
+            b["workload"]["remat"] = legacy.toStdString();
+            const auto ea = run(a, CostMode::Achievable);
+            const auto eb = run(b, CostMode::Achievable);
+            QCOMPARE(QString::fromStdString(evaluationToJson(ea, true).dump()),
+                     QString::fromStdString(evaluationToJson(eb, true).dump()));
+            QCOMPARE(ea.operations.size(), eb.operations.size());
+            for (std::size_t i = 0; i < ea.operations.size(); ++i)
+                QCOMPARE(ea.operations[i].countPerStep, eb.operations[i].countPerStep);
+        }
+        // And they differ from each other (the comparison above can fail).
+        QVERIFY(run(rematPlan("full")).memory.activations < run(rematPlan("none")).memory.activations);
+    }
+
+    // Offloaded tensors leave HBM and cross PCIe twice per layer and microbatch (v5p: 1.6e10 B/s).
+    // key_proj alone (128 x 2 bytes x 4096 tokens, 2.1 MB each way) hides behind the layer's
+    // compute; q/k/v (768 wide, 12.6 MB out and back: 786 us per layer) do not, and the excess is
+    // exposed: 4 layers x transfer - the layers' compute (the step's compute less 3 unembedding
+    // matmuls of 2 x 1024 x 1024 / 2 FLOPs per token).
+    void rematOffloadLeavesHbmAndCrossesPcie()
+    {
+        const auto saved = run(rematPlan("save_qkv_proj"));
+        const auto offloaded = run(rematPlan("qkv_proj_offloaded"));
+        QCOMPARE(saved.memory.activations - offloaded.memory.activations, 768.0 * 2 * 4096 * 4);
+        const double transfer = 2.0 * 768 * 4096 * 2 / 1.6e10;
+        const double unembed = 2.0 * 1024 * 1024 / 2 * 4096 / 4.59e14;
+        const double want = 4 * transfer - (offloaded.step.compute - 3 * unembed);
+        QVERIFY(want > 0);
+        QVERIFY_NEAR(offloaded.step.offloadExposed, want, 1e-9);
+        QVERIFY_NEAR(offloaded.step.time - saved.step.time, want, 1e-9);
+        QCOMPARE(offloaded.step.recompute, saved.step.recompute);
+        QVERIFY(hasWarning(offloaded, "remat-offload-exposed"));
+        QVERIFY(!hasWarning(saved, "remat-offload-exposed"));
+
+        const auto hidden = run(rematPlan({{"save", {"query_proj", "value_proj"}}, {"offload", {"key_proj"}}}));
+        QCOMPARE(saved.memory.activations - hidden.memory.activations, 128.0 * 2 * 4096 * 4);
+        QCOMPARE(hidden.step.offloadExposed, 0.0);
+        QCOMPARE(hidden.step.time, saved.step.time);
+        QVERIFY(!hasWarning(hidden, "remat-offload-exposed"));
     }
 
     // Eight v5e 8x8 slices, data parallel over DCN: the book hides the gradient all-reduce behind

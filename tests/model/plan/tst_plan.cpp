@@ -273,6 +273,74 @@ private slots:
         checkEvaluation(plan);
     }
 
+    // workload.remat: each named policy expands to the tensors MaxText's policy names; a custom
+    // policy is written back as its lists, a named one as its name, and both read back equal.
+    void rematPolicies_data()
+    {
+        QTest::addColumn<QString>("remat");
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("saved");
+        QTest::addColumn<QString>("offloaded");
+        const auto row = [](const char *remat, Remat kind, const char *saved, const char *offloaded) {
+            QTest::newRow(remat) << QString::fromUtf8(remat) << int(kind) << QString::fromUtf8(saved)
+                                 << QString::fromUtf8(offloaded);
+        };
+        row(R"("none")", Remat::None, "", "");
+        row(R"("selective")", Remat::Selective, "", "");
+        row(R"("full")", Remat::Full, "", "");
+        row(R"("nothing_saveable")", Remat::Full, "", "");
+        row(R"("everything_saveable")", Remat::None, "", "");
+        row(R"("minimal")", Remat::Custom, "query_proj key_proj value_proj out_proj mlpwi mlpwo", "");
+        row(R"("minimal_with_context")", Remat::Custom, "query_proj key_proj value_proj context out_proj mlpwi mlpwo", "");
+        row(R"("save_dot_with_context_except_mlp")", Remat::Custom, "query_proj key_proj value_proj context out_proj", "");
+        row(R"("save_dot_except_mlpwi")", Remat::Custom, "query_proj key_proj value_proj out_proj mlpwo", "");
+        row(R"("save_dot_except_mlp")", Remat::Custom, "query_proj key_proj value_proj out_proj", "");
+        row(R"("save_qkv_proj")", Remat::Custom, "query_proj key_proj value_proj", "");
+        row(R"("save_out_proj")", Remat::Custom, "out_proj", "");
+        row(R"("qkv_proj_offloaded")", Remat::Custom, "", "query_proj key_proj value_proj");
+        row(R"("minimal_offloaded")", Remat::Custom, "", "query_proj key_proj value_proj out_proj mlpwi mlpwo");
+        row(R"({"save": ["out_proj", "qkv_proj"], "offload": ["mlpwi"]})", Remat::Custom,
+            "query_proj key_proj value_proj out_proj", "mlpwi");
+        row(R"({"save": ["context", "query_proj", "qkv_proj"]})", Remat::Custom, "query_proj key_proj value_proj context", "");
+        row(R"({"offload": ["mlpwo"]})", Remat::Custom, "", "mlpwo");
+        row(R"({})", Remat::Custom, "", "");
+    }
+    void rematPolicies()
+    {
+        QFETCH(QString, remat);
+        QFETCH(int, kind);
+        QFETCH(QString, saved);
+        QFETCH(QString, offloaded);
+        json document = basePlan();
+        const json written = json::parse(remat.toStdString());
+        document["workload"]["remat"] = written;
+        const auto plan = parsePlan(document);
+        QVERIFY2(plan.hasValue(), plan.hasValue() ? "" : plan.error().toString().c_str());
+        const RematPolicy &policy = plan->training.remat;
+        QCOMPARE(int(policy.kind), kind);
+        const auto names = [](const std::set<RematTensor> &tensors) {
+            QStringList list;
+            for (RematTensor t : tensors)
+                list << QString::fromUtf8(rematTensorName(t).data(), qsizetype(rematTensorName(t).size()));
+            return list.join(QLatin1Char(' '));
+        };
+        QCOMPARE(names(policy.saved), saved);
+        QCOMPARE(names(policy.offloaded), offloaded);
+
+        const json out = planToJson(plan.value());
+        if (written.is_string()) {
+            QVERIFY(out["workload"]["remat"] == written);
+        } else {
+            QCOMPARE(QString::fromStdString(policy.name), QStringLiteral("custom"));
+            QVERIFY(out["workload"]["remat"].is_object());
+        }
+        const auto again = parsePlan(out);
+        QVERIFY2(again.hasValue(), again.hasValue() ? "" : again.error().toString().c_str());
+        QVERIFY(again->training.remat == policy);
+        QCOMPARE(QString::fromStdString(planToJson(again.value()).dump()), QString::fromStdString(out.dump()));
+        checkEvaluation(plan.value());
+    }
+
     // Every shipped plan: parses, evaluates sanely, and round-trips without losing a key.
     void shippedPlansRoundTrip_data()
     {
@@ -425,6 +493,20 @@ private slots:
             "parallelism.sequence_parallel");
         row("parallelism not an object", R"({"parallelism": [1, 2]})", "parse", "parallelism");
         row("unknown remat", R"({"workload": {"remat": "partial"}})", "parse", "workload.remat", "partial");
+        row("unknown remat lists the policies", R"({"workload": {"remat": "partial"}})", "parse", "workload.remat",
+            "save_dot_except_mlpwi");
+        row("remat custom needs its lists", R"({"workload": {"remat": "custom"}})", "parse", "workload.remat", "custom");
+        row("remat not a name or object", R"({"workload": {"remat": 3}})", "parse", "workload.remat", "3");
+        row("unknown remat tensor", R"({"workload": {"remat": {"save": ["query_proj", "mlp_out"]}}})", "parse",
+            "workload.remat.save[1]", "mlp_out");
+        row("unknown remat tensor lists the tensors", R"({"workload": {"remat": {"offload": ["wi"]}}})", "parse",
+            "workload.remat.offload[0]", "mlpwi");
+        row("remat tensor saved and offloaded", R"({"workload": {"remat": {"save": ["key_proj"], "offload": ["qkv_proj"]}}})",
+            "parse", "workload.remat.offload[0]", "key_proj");
+        row("remat tensor list not a list", R"({"workload": {"remat": {"save": "out_proj"}}})", "parse",
+            "workload.remat.save", "out_proj");
+        row("remat tensor not a string", R"({"workload": {"remat": {"save": [1]}}})", "parse", "workload.remat.save[0]");
+        row("unknown remat key", R"({"workload": {"remat": {"keep": ["out_proj"]}}})", "parse", "workload.remat.keep");
         row("unknown dtype", R"({"workload": {"param_dtype": "fp12"}})", "parse", "workload.param_dtype", "fp12");
         row("unknown optimizer", R"({"workload": {"optimizer": "lion"}})", "parse", "workload.optimizer", "lion");
         row("unknown workload kind", R"({"workload": {"kind": "serving"}})", "parse", "workload.kind", "serving");

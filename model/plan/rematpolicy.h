@@ -1,0 +1,62 @@
+#pragma once
+// What a training step keeps of each layer's activations for the backward pass: Meshplan's three
+// legacy levels, a framework's named policy (MaxText's, Megatron's selective) or an explicit
+// list of the per-layer tensors kept in HBM and offloaded to host memory (plan-format.md).
+
+#include "base/expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace meshplan::model {
+
+enum class Remat {
+    None,      ///< every intermediate kept (attention probabilities included)
+    Selective, ///< attention core recomputed (Megatron); the rest kept
+    Full,      ///< only each layer's input kept; the forward pass is recomputed
+    Custom,    ///< the tensors of a RematPolicy kept or offloaded; the rest recomputed
+};
+
+/// A per-layer tensor a policy can keep, named as MaxText's checkpoint_name() calls name them.
+enum class RematTensor {
+    QueryProj, ///< the queries: heads x qk_dim per token (after tensor sharding)
+    KeyProj,   ///< the keys: kv_heads x qk_dim
+    ValueProj, ///< the values: kv_heads x v_dim
+    Context,   ///< the attention output the output projection reads: heads x v_dim
+    OutProj,   ///< the output projection's result: d_model
+    MlpWi,     ///< the MLP's up (and gate) projection: 2 x d_ff gated, d_ff plain
+    MlpWo,     ///< the MLP's down projection: d_model (only summed into the next layer's input)
+};
+inline constexpr std::size_t kRematTensorCount = 7;
+
+/// A remat policy as the plan names it. For the legacy strings (and their aliases) the sets are
+/// empty and `kind` says what is kept; for Remat::Custom the sets do.
+struct RematPolicy {
+    Remat kind = Remat::Full;
+    std::string name = "full";       ///< as written: "full", "save_qkv_proj", or "custom" for the object form
+    std::set<RematTensor> saved;     ///< kept in HBM
+    std::set<RematTensor> offloaded; ///< moved to host memory in the forward, back for the backward
+
+    bool operator==(const RematPolicy &) const = default;
+
+    /// The policy a legacy string names (none, selective, full).
+    static RematPolicy legacy(Remat kind);
+};
+
+std::string_view rematName(Remat remat);
+std::string_view rematTensorName(RematTensor tensor);
+/// "none, selective, full, minimal, ..." for messages.
+std::string rematPolicyNames();
+/// "query_proj, key_proj, ..." (with the qkv_proj alias) for messages.
+std::string rematTensorNames();
+
+/// Reads workload.remat: a policy name or {"save": [...], "offload": [...]}. Errors name `path`
+/// (or path.save[i] for a tensor) and list the valid names.
+Expected<RematPolicy> rematPolicyFromJson(const nlohmann::json &value, const std::string &path);
+/// The name as written, or the object form for a custom policy; rematPolicyFromJson reads it back.
+nlohmann::json rematPolicyToJson(const RematPolicy &policy);
+
+} // namespace meshplan::model
