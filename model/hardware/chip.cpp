@@ -201,6 +201,7 @@ Chip readChip(const json &o, const std::string &path)
         fraction("flops_fraction", c.achievable.flopsFraction);
         fraction("fp8_flops_fraction", c.achievable.eightBitFlopsFraction);
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
+        fraction("decode_hbm_efficiency", c.achievable.decodeHbmEfficiency);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
         fraction("dcn_efficiency", c.achievable.dcnEfficiency);
         fraction("nvlink_efficiency", c.achievable.nvlinkEfficiency);
@@ -268,6 +269,8 @@ json chipToJson(const Chip &c)
               {"hbm_efficiency", c.achievable.hbmEfficiency}};
     if (c.achievable.eightBitFlopsFraction > 0)
         a["fp8_flops_fraction"] = c.achievable.eightBitFlopsFraction;
+    if (c.achievable.decodeHbmEfficiency > 0)
+        a["decode_hbm_efficiency"] = c.achievable.decodeHbmEfficiency;
     if (c.ici) {
         a["ici_efficiency"] = c.achievable.iciEfficiency;
         a["dcn_efficiency"] = c.achievable.dcnEfficiency;

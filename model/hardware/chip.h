@@ -66,6 +66,9 @@ struct Achievable {
     /// gains far less than the doubled peak (NeMo fp8 runs reach 35-40% of it).
     double eightBitFlopsFraction = 0;
     double hbmEfficiency = 1.0;
+    /// The share of HBM bandwidth a decode step's weight and KV reads reach (many small
+    /// bandwidth-bound kernels, not one streaming copy); 0 = hbmEfficiency.
+    double decodeHbmEfficiency = 0;
     double iciEfficiency = 1.0;
     double dcnEfficiency = 1.0;
     double nvlinkEfficiency = 1.0;
