@@ -15,6 +15,31 @@ namespace {
 // in the achievable model they add HBM traffic of this many [batch, d_model] tensors per layer.
 constexpr double kDecodeElementwiseTensors = 20.0;
 
+// GPU decode launches a fixed train of kernels per layer whatever the batch: norm, QKV matmul,
+// rope + cache write, attention, output matmul, residual + norm, up/gate matmul, activation,
+// down matmul, residual (TensorRT-LLM's and vLLM's Llama decoder layer; the tensor all-reduces are
+// priced as collectives). With CUDA graphs each costs a couple of microseconds beyond its bytes:
+// CUDA.jl's graph docs measure a batch-16 MLP of 8 small kernels at 16 us per graph launch
+// (cuda.juliagpu.org/dev/usage/graphs), 2 us a kernel.
+constexpr double kDecodeKernelsPerLayer = 10.0;
+constexpr double kGpuKernelLatencyS = 2e-6;
+
+// Weight-only int4 (AWQ/GPTQ, group size 128) stores an fp16 scale and a packed 4-bit zero per
+// group of 128 weights: 2.5 bytes per 128 beside the 64 of the weights (the GPTQ/AWQ checkpoint
+// layout: scales fp16 [K/128, N], qzeros int32-packed [K/128, N/8]).
+constexpr double kInt4GroupSize = 128.0;
+constexpr double kInt4GroupBytes = 2.0 + 0.5;
+
+// Low-precision matmuls at decode batch sizes reach a smaller share of HBM bandwidth than bf16
+// ones: the kernel dequantizes (int4/int8) or runs an 8-bit GEMM at M of 1-8. Derived from
+// measured speedups over FP16 on H100 with this model's own step (decode bandwidth 0.70, 20 us
+// of kernels per layer): 8-bit from TensorRT-LLM's quantization blog, LLaMA-v2-7B batch 1,
+// 1024 in / 128 out: FP8 1.51x, INT8 SmoothQuant 1.47x -> the 8-bit weight read at 0.80 of the
+// bf16 one; 4-bit from TensorRT Model Optimizer's benchmark.md, Llama3-8B batch 2: INT4 AWQ
+// 1.61x against FP8 1.39x -> 0.50.
+constexpr double kEightBitDecodeEfficiency = 0.80;
+constexpr double kFourBitDecodeEfficiency = 0.50;
+
 class InferenceCost
 {
 public:
@@ -42,7 +67,8 @@ private:
         double kv = 0;        ///< attention: max(KV reads, attention FLOPs)
         double elementwise = 0;
         double comms = 0;
-        double total() const { return compute + kv + elementwise + comms; }
+        double latency = 0; ///< kernel latency beyond the bytes and FLOPs
+        double total() const { return compute + kv + elementwise + comms + latency; }
     };
 
     std::optional<Error> validate();
@@ -76,6 +102,8 @@ private:
     int m_tp = 1, m_pp = 1, m_ep = 1, m_fs = 1, m_cp = 1, m_dp = 1;
     double m_peak = 0;
     double m_hbm = 0;
+    double m_decodeWeightHbm = 0; ///< bytes/s a decode step reads the weights at
+    double m_layerLatency = 0;    ///< seconds of kernel latency per layer of a decode step
     double m_weightBytes = 2;
     double m_kvBytes = 2;
     double m_actBytes = 2;
@@ -247,7 +275,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
                          + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
                          + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
     const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
-    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_hbm);
+    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_decodeWeightHbm);
     const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
                                 + double(m.vocab * m.dModel);
     ph.flops = 2.0 * matmulParams * batch / (lanes * m_peak);
@@ -262,6 +290,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     ph.kv = std::max(kvRead, attnFlops);
     if (m_mode == CostMode::Achievable)
         ph.elementwise = kDecodeElementwiseTensors * batch * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+    ph.latency = m_layerLatency * m.layers; // the stages' layers run one after another
 
     if (record)
         recordOperations("decode: ", batch, context, kvRead * m_hbm / m.layers, expertFraction);
@@ -300,7 +329,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
                                       * m_weightBytes / lanes;
             addCollective(CollectiveOp::AllToAll, "decode: expert dispatch and combine", Role::Expert, routed,
                           2.0 * m.moeLayerCount(), expertFlops / 2.0,
-                          std::max(expertFlops / m_peak, expertRead / m_hbm) / 2.0);
+                          std::max(expertFlops / m_peak, expertRead / m_decodeWeightHbm) / 2.0);
         }
     }
     if (m_fs > 1) {
@@ -407,6 +436,23 @@ std::optional<Error> InferenceCost::run()
     m_peak = m_chip.peakFlops(m_spec.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_spec.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : m_chip.achievable.hbmEfficiency);
     m_weightBytes = bytesPerElement(m_spec.weightDtype);
+    if (!ideal && m_spec.weightDtype == DType::Int4)
+        m_weightBytes += kInt4GroupBytes / kInt4GroupSize;
+    // A decode step reads its weights in a train of small matrix-vector kernels (a few MB each at
+    // batch 1), which fill HBM less well than a streaming copy; its attention kernel reads the
+    // KV cache of the whole batch in one large sweep per layer, so that stays at hbm_efficiency.
+    m_decodeWeightHbm = m_hbm;
+    if (!ideal && !m_chip.isTpu()) {
+        const double decodeHbm = m_chip.achievable.decodeHbmEfficiency > 0
+                                     ? m_chip.hbmBandwidth * m_chip.achievable.decodeHbmEfficiency
+                                     : m_hbm;
+        const DType w = m_spec.weightDtype;
+        const double lowPrecision = w == DType::Int4                      ? kFourBitDecodeEfficiency
+                                    : (w == DType::Int8 || w == DType::Fp8) ? kEightBitDecodeEfficiency
+                                                                            : 1.0;
+        m_decodeWeightHbm = decodeHbm * lowPrecision;
+        m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
+    }
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);
