@@ -40,6 +40,12 @@ constexpr double kInt4GroupBytes = 2.0 + 0.5;
 constexpr double kEightBitDecodeEfficiency = 0.80;
 constexpr double kFourBitDecodeEfficiency = 0.50;
 
+// Expert-parallel prefill runs two micro-batches so one's dispatch and combine overlap the
+// other's compute (DeepSeek-V3 report sec. 3.4 / open-infra-index day 6; SGLang two-batch
+// overlap), and dispatches in fp8 when the experts run fp8 while the combine stays bf16
+// (DeepEP README: "FP8 dispatching and BF16 combining").
+constexpr double kEpPrefillMicroBatches = 2.0;
+
 class InferenceCost
 {
 public:
@@ -79,8 +85,9 @@ private:
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
+    /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
-                       double overlapFlops, double overlapS);
+                       double overlapFlops, double overlapS, double exposedShare = 1.0);
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
     void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
@@ -170,15 +177,15 @@ double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes) c
 }
 
 void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
-                                  double overlapFlops, double overlapS)
+                                  double overlapFlops, double overlapS, double exposedShare)
 {
     const auto &spans = m_placement.of(role);
     if (count <= 0 || bytes <= 0 || spans.empty())
         return;
     const double each = collectiveCost(m_t, op, spans, bytes, m_options).time;
-    // Serving is latency-bound: nothing hides these.
+    // Serving is latency-bound: nothing hides these, except where the caller overlaps micro-batches.
     m_out.collectives.push_back(
-        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count, m_options));
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count * exposedShare, m_options));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
 }
@@ -321,15 +328,22 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         }
     }
     if (m_ep > 1 && m.moe) {
-        const double routed = batch * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
-        comms += 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
+        // Dispatch in fp8 when the experts run fp8, combine in bf16 (DeepEP low-latency kernels).
+        const double elements = batch * m.moe->expertsPerToken * double(m.dModel);
+        const bool ideal = m_mode == CostMode::Ideal;
+        const double dispatch = elements * (!ideal && m_spec.weightDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
+        comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
+                                      + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine));
         if (record) {
             const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
             const double expertRead = double(m.moe->experts) * double(m_params.expertParams) * expertFraction
                                       * m_weightBytes / lanes;
-            addCollective(CollectiveOp::AllToAll, "decode: expert dispatch and combine", Role::Expert, routed,
-                          2.0 * m.moeLayerCount(), expertFlops / 2.0,
-                          std::max(expertFlops / m_peak, expertRead / m_decodeWeightHbm) / 2.0);
+            const double between = std::max(expertFlops / m_peak, expertRead / m_decodeWeightHbm) / 2.0;
+            addCollective(CollectiveOp::AllToAll, "decode: expert dispatch", Role::Expert, dispatch, m.moeLayerCount(),
+                          expertFlops / 2.0, between);
+            addCollective(CollectiveOp::AllToAll, "decode: expert combine", Role::Expert, combine, m.moeLayerCount(),
+                          expertFlops / 2.0, between);
         }
     }
     if (m_fs > 1) {
@@ -400,12 +414,25 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
                           sequences * perLayerAr * m.layers, seqLayerFlops / perLayerAr, seqLayerTime / perLayerAr);
     }
     if (m_ep > 1 && m.moe) {
-        const double routed = prompt * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
-        comms += sequences * 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
+        const double elements = prompt * m.moe->expertsPerToken * double(m.dModel);
+        const bool ideal = m_mode == CostMode::Ideal;
+        const double dispatch = elements * (!ideal && m_spec.weightDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
+        const double perLayer = collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
+                                + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine);
+        // The book leaves them exposed; real EP serving splits the batch in kEpPrefillMicroBatches
+        // and hides each micro-batch's all-to-alls under the other's layer compute.
+        const double exposed = ideal ? perLayer : std::max(0.0, perLayer - seqLayerTime);
+        comms += sequences * m.moeLayerCount() * exposed;
         if (record) {
             const double expertFlops = 2.0 * prompt * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
-            addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch and combine", Role::Expert, routed,
-                          sequences * 2.0 * m.moeLayerCount(), expertFlops / 2.0, expertFlops / m_peak / 2.0);
+            const double share = ideal ? 2.0 : kEpPrefillMicroBatches; // what runs beside one all-to-all
+            const double between = ideal ? expertFlops / m_peak / 2.0 : seqLayerTime / share;
+            const double exposedShare = perLayer > 0 ? exposed / perLayer : 1.0;
+            addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch", Role::Expert, dispatch,
+                          sequences * m.moeLayerCount(), expertFlops / share, between, exposedShare);
+            addCollective(CollectiveOp::AllToAll, "prefill: expert combine", Role::Expert, combine,
+                          sequences * m.moeLayerCount(), expertFlops / share, between, exposedShare);
         }
     }
     if (m_cp > 1) {

@@ -263,6 +263,32 @@ private slots:
         QVERIFY2(gain4 > 1.5 && gain4 < 2.1, qPrintable(QString::number(gain4)));
     }
 
+    // Mechanism: expert-parallel prefill overlaps each micro-batch's all-to-alls with the other's
+    // compute, and dispatches fp8 when the experts are fp8 (combine stays bf16).
+    void expertPrefillAllToAllHidesBehindTheOtherMicroBatch()
+    {
+        const auto e = run(gpuPlan("mixtral-8x7b", 8, 1, 4096, 2, "fp8", "expert"), CostMode::Achievable);
+        const CollectiveUse *dispatch = nullptr;
+        const CollectiveUse *combine = nullptr;
+        for (const auto &c : e.collectives) {
+            if (c.purpose == "prefill: expert dispatch")
+                dispatch = &c;
+            if (c.purpose == "prefill: expert combine")
+                combine = &c;
+        }
+        QVERIFY(dispatch && combine);
+        QVERIFY(std::fabs(dispatch->bytes - combine->bytes / 2.0) < 1e-9 * combine->bytes); // fp8 vs bf16
+        // 4096 tokens of a layer's compute outlast the two all-to-alls over NVLink: nothing exposed.
+        QVERIFY(dispatch->timeS > 0 && combine->timeS > 0);
+        QCOMPARE(dispatch->exposedS, 0.0);
+        QCOMPARE(combine->exposedS, 0.0);
+        // The book's ideal mode leaves them exposed, both in bf16.
+        const auto book = run(gpuPlan("mixtral-8x7b", 8, 1, 4096, 2, "fp8", "expert"), CostMode::Ideal);
+        for (const auto &c : book.collectives)
+            if (c.purpose == "prefill: expert dispatch")
+                QVERIFY(c.exposedS > 0);
+    }
+
     void batchThatCannotFitIsAWarningNotACrash()
     {
         const auto e = run(servingPlan("llama-3-70b", {2, 2}, 4, 512, 32768, 1024), CostMode::Achievable);
