@@ -317,7 +317,9 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
             addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
                           layerFlops / perLayerAr, layerTime / perLayerAr);
         const double headUnits = m.mla ? 1.0 : double(m.kvHeads);
-        if (m_tp > headUnits) {
+        // Only when the batch is actually split past the heads: one sequence keeps its KV heads
+        // replicated on the extra chips (kvShards), and nothing moves.
+        if (m_tp > headUnits && kvShards(batch) > kvShards(1.0)) {
             // KV sharded over batch past K-way: queries and outputs move between head and batch
             // sharding with two all-to-alls per attention layer (book ch. 7).
             const double q = batch * m.heads * v * m_actBytes;

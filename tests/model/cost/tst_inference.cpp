@@ -289,6 +289,21 @@ private slots:
                 QVERIFY(c.exposedS > 0);
     }
 
+    // Book ch. 7: sharding KV past its heads splits the batch and costs two all-to-alls; one
+    // sequence cannot be split, so its KV heads stay replicated and nothing moves.
+    void kvAllToAllOnlyWhenTheBatchIsSplit()
+    {
+        const auto count = [](const Evaluation &e) {
+            int n = 0;
+            for (const auto &c : e.collectives)
+                n += c.purpose == "decode: queries to batch-sharded KV";
+            return n;
+        };
+        // llama-3-8b has 8 KV heads; tensor 16 is past them.
+        QCOMPARE(count(run(servingPlan("llama-3-8b", {4, 4}, 16, 1, 1024, 16))), 0);
+        QCOMPARE(count(run(servingPlan("llama-3-8b", {4, 4}, 16, 8, 1024, 16))), 1);
+    }
+
     void batchThatCannotFitIsAWarningNotACrash()
     {
         const auto e = run(servingPlan("llama-3-70b", {2, 2}, 4, 512, 32768, 1024), CostMode::Achievable);
