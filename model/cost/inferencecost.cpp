@@ -15,6 +15,37 @@ namespace {
 // in the achievable model they add HBM traffic of this many [batch, d_model] tensors per layer.
 constexpr double kDecodeElementwiseTensors = 20.0;
 
+// GPU decode launches a fixed train of kernels per layer whatever the batch: norm, QKV matmul,
+// rope + cache write, attention, output matmul, residual + norm, up/gate matmul, activation,
+// down matmul, residual (TensorRT-LLM's and vLLM's Llama decoder layer; the tensor all-reduces are
+// priced as collectives). With CUDA graphs each costs a couple of microseconds beyond its bytes:
+// CUDA.jl's graph docs measure a batch-16 MLP of 8 small kernels at 16 us per graph launch
+// (cuda.juliagpu.org/dev/usage/graphs), 2 us a kernel.
+constexpr double kDecodeKernelsPerLayer = 10.0;
+constexpr double kGpuKernelLatencyS = 2e-6;
+
+// Weight-only int4 (AWQ/GPTQ, group size 128) stores an fp16 scale and a packed 4-bit zero per
+// group of 128 weights: 2.5 bytes per 128 beside the 64 of the weights (the GPTQ/AWQ checkpoint
+// layout: scales fp16 [K/128, N], qzeros int32-packed [K/128, N/8]).
+constexpr double kInt4GroupSize = 128.0;
+constexpr double kInt4GroupBytes = 2.0 + 0.5;
+
+// Low-precision matmuls at decode batch sizes reach a smaller share of HBM bandwidth than bf16
+// ones: the kernel dequantizes (int4/int8) or runs an 8-bit GEMM at M of 1-8. Derived from
+// measured speedups over FP16 on H100 with this model's own step (decode bandwidth 0.70, 20 us
+// of kernels per layer): 8-bit from TensorRT-LLM's quantization blog, LLaMA-v2-7B batch 1,
+// 1024 in / 128 out: FP8 1.51x, INT8 SmoothQuant 1.47x -> the 8-bit weight read at 0.80 of the
+// bf16 one; 4-bit from TensorRT Model Optimizer's benchmark.md, Llama3-8B batch 2: INT4 AWQ
+// 1.61x against FP8 1.39x -> 0.50.
+constexpr double kEightBitDecodeEfficiency = 0.80;
+constexpr double kFourBitDecodeEfficiency = 0.50;
+
+// Expert-parallel prefill runs two micro-batches so one's dispatch and combine overlap the
+// other's compute (DeepSeek-V3 report sec. 3.4 / open-infra-index day 6; SGLang two-batch
+// overlap), and dispatches in fp8 when the experts run fp8 while the combine stays bf16
+// (DeepEP README: "FP8 dispatching and BF16 combining").
+constexpr double kEpPrefillMicroBatches = 2.0;
+
 class InferenceCost
 {
 public:
@@ -42,7 +73,8 @@ private:
         double kv = 0;        ///< attention: max(KV reads, attention FLOPs)
         double elementwise = 0;
         double comms = 0;
-        double total() const { return compute + kv + elementwise + comms; }
+        double latency = 0; ///< kernel latency beyond the bytes and FLOPs
+        double total() const { return compute + kv + elementwise + comms + latency; }
     };
 
     std::optional<Error> validate();
@@ -53,8 +85,9 @@ private:
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
+    /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
-                       double overlapFlops, double overlapS);
+                       double overlapFlops, double overlapS, double exposedShare = 1.0);
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
     void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
@@ -76,6 +109,8 @@ private:
     int m_tp = 1, m_pp = 1, m_ep = 1, m_fs = 1, m_cp = 1, m_dp = 1;
     double m_peak = 0;
     double m_hbm = 0;
+    double m_decodeWeightHbm = 0; ///< bytes/s a decode step reads the weights at
+    double m_layerLatency = 0;    ///< seconds of kernel latency per layer of a decode step
     double m_weightBytes = 2;
     double m_kvBytes = 2;
     double m_actBytes = 2;
@@ -142,15 +177,15 @@ double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes) c
 }
 
 void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
-                                  double overlapFlops, double overlapS)
+                                  double overlapFlops, double overlapS, double exposedShare)
 {
     const auto &spans = m_placement.of(role);
     if (count <= 0 || bytes <= 0 || spans.empty())
         return;
     const double each = collectiveCost(m_t, op, spans, bytes, m_options).time;
-    // Serving is latency-bound: nothing hides these.
+    // Serving is latency-bound: nothing hides these, except where the caller overlaps micro-batches.
     m_out.collectives.push_back(
-        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count, m_options));
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count * exposedShare, m_options));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
 }
@@ -247,7 +282,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
                          + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
                          + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
     const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
-    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_hbm);
+    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_decodeWeightHbm);
     const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
                                 + double(m.vocab * m.dModel);
     ph.flops = 2.0 * matmulParams * batch / (lanes * m_peak);
@@ -262,6 +297,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     ph.kv = std::max(kvRead, attnFlops);
     if (m_mode == CostMode::Achievable)
         ph.elementwise = kDecodeElementwiseTensors * batch * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+    ph.latency = m_layerLatency * m.layers; // the stages' layers run one after another
 
     if (record)
         recordOperations("decode: ", batch, context, kvRead * m_hbm / m.layers, expertFraction);
@@ -281,7 +317,9 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
             addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
                           layerFlops / perLayerAr, layerTime / perLayerAr);
         const double headUnits = m.mla ? 1.0 : double(m.kvHeads);
-        if (m_tp > headUnits) {
+        // Only when the batch is actually split past the heads: one sequence keeps its KV heads
+        // replicated on the extra chips (kvShards), and nothing moves.
+        if (m_tp > headUnits && kvShards(batch) > kvShards(1.0)) {
             // KV sharded over batch past K-way: queries and outputs move between head and batch
             // sharding with two all-to-alls per attention layer (book ch. 7).
             const double q = batch * m.heads * v * m_actBytes;
@@ -292,15 +330,22 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         }
     }
     if (m_ep > 1 && m.moe) {
-        const double routed = batch * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
-        comms += 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
+        // Dispatch in fp8 when the experts run fp8, combine in bf16 (DeepEP low-latency kernels).
+        const double elements = batch * m.moe->expertsPerToken * double(m.dModel);
+        const bool ideal = m_mode == CostMode::Ideal;
+        const double dispatch = elements * (!ideal && m_spec.weightDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
+        comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
+                                      + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine));
         if (record) {
             const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
             const double expertRead = double(m.moe->experts) * double(m_params.expertParams) * expertFraction
                                       * m_weightBytes / lanes;
-            addCollective(CollectiveOp::AllToAll, "decode: expert dispatch and combine", Role::Expert, routed,
-                          2.0 * m.moeLayerCount(), expertFlops / 2.0,
-                          std::max(expertFlops / m_peak, expertRead / m_hbm) / 2.0);
+            const double between = std::max(expertFlops / m_peak, expertRead / m_decodeWeightHbm) / 2.0;
+            addCollective(CollectiveOp::AllToAll, "decode: expert dispatch", Role::Expert, dispatch, m.moeLayerCount(),
+                          expertFlops / 2.0, between);
+            addCollective(CollectiveOp::AllToAll, "decode: expert combine", Role::Expert, combine, m.moeLayerCount(),
+                          expertFlops / 2.0, between);
         }
     }
     if (m_fs > 1) {
@@ -371,12 +416,25 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
                           sequences * perLayerAr * m.layers, seqLayerFlops / perLayerAr, seqLayerTime / perLayerAr);
     }
     if (m_ep > 1 && m.moe) {
-        const double routed = prompt * m.moe->expertsPerToken * double(m.dModel) * m_actBytes;
-        comms += sequences * 2.0 * m.moeLayerCount() * collectiveTime(CollectiveOp::AllToAll, Role::Expert, routed);
+        const double elements = prompt * m.moe->expertsPerToken * double(m.dModel);
+        const bool ideal = m_mode == CostMode::Ideal;
+        const double dispatch = elements * (!ideal && m_spec.weightDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
+        const double perLayer = collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
+                                + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine);
+        // The book leaves them exposed; real EP serving splits the batch in kEpPrefillMicroBatches
+        // and hides each micro-batch's all-to-alls under the other's layer compute.
+        const double exposed = ideal ? perLayer : std::max(0.0, perLayer - seqLayerTime);
+        comms += sequences * m.moeLayerCount() * exposed;
         if (record) {
             const double expertFlops = 2.0 * prompt * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
-            addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch and combine", Role::Expert, routed,
-                          sequences * 2.0 * m.moeLayerCount(), expertFlops / 2.0, expertFlops / m_peak / 2.0);
+            const double share = ideal ? 2.0 : kEpPrefillMicroBatches; // what runs beside one all-to-all
+            const double between = ideal ? expertFlops / m_peak / 2.0 : seqLayerTime / share;
+            const double exposedShare = perLayer > 0 ? exposed / perLayer : 1.0;
+            addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch", Role::Expert, dispatch,
+                          sequences * m.moeLayerCount(), expertFlops / share, between, exposedShare);
+            addCollective(CollectiveOp::AllToAll, "prefill: expert combine", Role::Expert, combine,
+                          sequences * m.moeLayerCount(), expertFlops / share, between, exposedShare);
         }
     }
     if (m_cp > 1) {
@@ -407,6 +465,23 @@ std::optional<Error> InferenceCost::run()
     m_peak = m_chip.peakFlops(m_spec.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_spec.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : m_chip.achievable.hbmEfficiency);
     m_weightBytes = bytesPerElement(m_spec.weightDtype);
+    if (!ideal && m_spec.weightDtype == DType::Int4)
+        m_weightBytes += kInt4GroupBytes / kInt4GroupSize;
+    // A decode step reads its weights in a train of small matrix-vector kernels (a few MB each at
+    // batch 1), which fill HBM less well than a streaming copy; its attention kernel reads the
+    // KV cache of the whole batch in one large sweep per layer, so that stays at hbm_efficiency.
+    m_decodeWeightHbm = m_hbm;
+    if (!ideal && !m_chip.isTpu()) {
+        const double decodeHbm = m_chip.achievable.decodeHbmEfficiency > 0
+                                     ? m_chip.hbmBandwidth * m_chip.achievable.decodeHbmEfficiency
+                                     : m_hbm;
+        const DType w = m_spec.weightDtype;
+        const double lowPrecision = w == DType::Int4                      ? kFourBitDecodeEfficiency
+                                    : (w == DType::Int8 || w == DType::Fp8) ? kEightBitDecodeEfficiency
+                                                                            : 1.0;
+        m_decodeWeightHbm = decodeHbm * lowPrecision;
+        m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
+    }
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);

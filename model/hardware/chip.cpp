@@ -211,6 +211,7 @@ Chip readChip(const json &o, const std::string &path)
         fraction("matmul_benchmark_fraction", c.achievable.matmulBenchmarkFraction);
         fraction("fp8_matmul_benchmark_fraction", c.achievable.eightBitMatmulBenchmarkFraction);
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
+        fraction("decode_hbm_efficiency", c.achievable.decodeHbmEfficiency);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
         fraction("dcn_efficiency", c.achievable.dcnEfficiency);
         fraction("nvlink_efficiency", c.achievable.nvlinkEfficiency);
@@ -290,6 +291,8 @@ json chipToJson(const Chip &c)
         a["matmul_benchmark_fraction"] = c.achievable.matmulBenchmarkFraction;
     if (c.achievable.eightBitMatmulBenchmarkFraction > 0)
         a["fp8_matmul_benchmark_fraction"] = c.achievable.eightBitMatmulBenchmarkFraction;
+    if (c.achievable.decodeHbmEfficiency > 0)
+        a["decode_hbm_efficiency"] = c.achievable.decodeHbmEfficiency;
     if (c.ici) {
         a["ici_efficiency"] = c.achievable.iciEfficiency;
         a["dcn_efficiency"] = c.achievable.dcnEfficiency;

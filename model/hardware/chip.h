@@ -75,6 +75,9 @@ struct Achievable {
     /// step (fp8 benchmark x flopsFraction / bf16 benchmark) in place of eightBitFlopsFraction.
     double eightBitMatmulBenchmarkFraction = 0;
     double hbmEfficiency = 1.0;
+    /// The share of HBM bandwidth a decode step's weight and KV reads reach (many small
+    /// bandwidth-bound kernels, not one streaming copy); 0 = hbmEfficiency.
+    double decodeHbmEfficiency = 0;
     double iciEfficiency = 1.0;
     double dcnEfficiency = 1.0;
     double nvlinkEfficiency = 1.0;

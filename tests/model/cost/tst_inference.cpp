@@ -46,6 +46,16 @@ Evaluation run(const json &doc, CostMode mode = CostMode::Ideal)
     return e.value();
 }
 
+/// One inference plan on `gpus` GPUs of one H100 node, tensor- (or expert-) parallel.
+json gpuPlan(const std::string &model, int gpus, std::int64_t batch, std::int64_t prompt, std::int64_t generate,
+             const char *weights = "bf16", const char *parallel = "tensor")
+{
+    json doc = servingPlan(model, {{"nodes", 1}, {"gpus_per_node", gpus}}, 1, batch, prompt, generate, weights, "bf16");
+    doc["hardware"]["chip"] = "h100-sxm";
+    doc["parallelism"] = {{parallel, gpus}};
+    return doc;
+}
+
 } // namespace
 
 class TestInference : public QObject
@@ -211,6 +221,87 @@ private slots:
             got = e.error().path;
         }
         QCOMPARE(QString::fromStdString(got), path);
+    }
+
+    // Mechanism: a GPU decode step reads its weights at the decode share of HBM (0.70 on H100), its
+    // KV cache at the streaming share (0.85), and pays 10 kernels x 2 us per layer. Exact to rounding.
+    void gpuDecodeReadsAtDecodeBandwidthPlusKernelLatency()
+    {
+        const json doc = gpuPlan("llama-3-8b", 1, 1, 128, 2);
+        const auto ideal = run(doc, CostMode::Ideal);
+        const auto real = run(doc, CostMode::Achievable);
+        // The ideal mode reads at the full 3.35e12 B/s; the decode share is 0.70 of it.
+        QVERIFY(std::fabs(real.serving.decodeWeightsS - ideal.serving.decodeWeightsS / 0.70) < 1e-9 * real.serving.decodeWeightsS);
+        QVERIFY(std::fabs(real.serving.decodeKvS - ideal.serving.decodeKvS / 0.85) < 1e-9 * real.serving.decodeKvS);
+        // Step = weights and KV + elementwise traffic + 32 layers x 10 kernels x 2 us (no collectives at tp 1).
+        const double elementwise = 20.0 * 1 * 4096 * 2.0 * 32 / (3.35e12 * 0.85);
+        const double expected = real.serving.decodeBookStepS + elementwise + 32 * 10 * 2e-6;
+        QVERIFY2(std::fabs(real.inference->decodeStepS - expected) < 1e-9 * expected,
+                 qPrintable(QString::number(real.inference->decodeStepS) + " vs " + QString::number(expected)));
+        // TPUs keep the catalog's hbm_efficiency and no kernel latency (no source for either).
+        const auto tpu = run(servingPlan("llama-3-8b", {1, 1}, 1, 1, 128, 2), CostMode::Achievable);
+        const auto tpuIdeal = run(servingPlan("llama-3-8b", {1, 1}, 1, 1, 128, 2), CostMode::Ideal);
+        QVERIFY(std::fabs(tpu.serving.decodeWeightsS - tpuIdeal.serving.decodeWeightsS / 0.9) < 1e-9 * tpu.serving.decodeWeightsS);
+    }
+
+    // Mechanism: int4 stores an fp16 scale and a 4-bit zero per 128 weights (2.5 bytes a group),
+    // and low-precision weights are read at a lower share of HBM (8-bit 0.80, 4-bit 0.50).
+    void weightOnlyQuantizationPaysScalesAndDequantization()
+    {
+        const auto bf16 = run(gpuPlan("llama-3-8b", 1, 1, 128, 2, "bf16"), CostMode::Achievable);
+        const auto int8 = run(gpuPlan("llama-3-8b", 1, 1, 128, 2, "int8"), CostMode::Achievable);
+        const auto int4 = run(gpuPlan("llama-3-8b", 1, 1, 128, 2, "int4"), CostMode::Achievable);
+        const auto int4Ideal = run(gpuPlan("llama-3-8b", 1, 1, 128, 2, "int4"), CostMode::Ideal);
+        const double int4Bytes = 0.5 + 2.5 / 128.0;
+        QVERIFY(std::fabs(int4.memory.params / int4Ideal.memory.params - int4Bytes / 0.5) < 1e-9);
+        QVERIFY(std::fabs(int8.serving.decodeWeightsS / bf16.serving.decodeWeightsS - 0.5 / 0.80) < 1e-9);
+        QVERIFY(std::fabs(int4.serving.decodeWeightsS / bf16.serving.decodeWeightsS - int4Bytes / 2.0 / 0.50) < 1e-9);
+        // So the batch-1 gains stay well short of 2x and 4x.
+        const double gain8 = bf16.inference->decodeStepS / int8.inference->decodeStepS;
+        const double gain4 = bf16.inference->decodeStepS / int4.inference->decodeStepS;
+        QVERIFY2(gain8 > 1.3 && gain8 < 1.7, qPrintable(QString::number(gain8)));
+        QVERIFY2(gain4 > 1.5 && gain4 < 2.1, qPrintable(QString::number(gain4)));
+    }
+
+    // Mechanism: expert-parallel prefill overlaps each micro-batch's all-to-alls with the other's
+    // compute, and dispatches fp8 when the experts are fp8 (combine stays bf16).
+    void expertPrefillAllToAllHidesBehindTheOtherMicroBatch()
+    {
+        const auto e = run(gpuPlan("mixtral-8x7b", 8, 1, 4096, 2, "fp8", "expert"), CostMode::Achievable);
+        const CollectiveUse *dispatch = nullptr;
+        const CollectiveUse *combine = nullptr;
+        for (const auto &c : e.collectives) {
+            if (c.purpose == "prefill: expert dispatch")
+                dispatch = &c;
+            if (c.purpose == "prefill: expert combine")
+                combine = &c;
+        }
+        QVERIFY(dispatch && combine);
+        QVERIFY(std::fabs(dispatch->bytes - combine->bytes / 2.0) < 1e-9 * combine->bytes); // fp8 vs bf16
+        // 4096 tokens of a layer's compute outlast the two all-to-alls over NVLink: nothing exposed.
+        QVERIFY(dispatch->timeS > 0 && combine->timeS > 0);
+        QCOMPARE(dispatch->exposedS, 0.0);
+        QCOMPARE(combine->exposedS, 0.0);
+        // The book's ideal mode leaves them exposed, both in bf16.
+        const auto book = run(gpuPlan("mixtral-8x7b", 8, 1, 4096, 2, "fp8", "expert"), CostMode::Ideal);
+        for (const auto &c : book.collectives)
+            if (c.purpose == "prefill: expert dispatch")
+                QVERIFY(c.exposedS > 0);
+    }
+
+    // Book ch. 7: sharding KV past its heads splits the batch and costs two all-to-alls; one
+    // sequence cannot be split, so its KV heads stay replicated and nothing moves.
+    void kvAllToAllOnlyWhenTheBatchIsSplit()
+    {
+        const auto count = [](const Evaluation &e) {
+            int n = 0;
+            for (const auto &c : e.collectives)
+                n += c.purpose == "decode: queries to batch-sharded KV";
+            return n;
+        };
+        // llama-3-8b has 8 KV heads; tensor 16 is past them.
+        QCOMPARE(count(run(servingPlan("llama-3-8b", {4, 4}, 16, 1, 1024, 16))), 0);
+        QCOMPARE(count(run(servingPlan("llama-3-8b", {4, 4}, 16, 8, 1024, 16))), 1);
     }
 
     void batchThatCannotFitIsAWarningNotACrash()
