@@ -8,17 +8,17 @@ namespace meshplan::model {
 
 namespace {
 
-std::string firstListed(const Chip &chip, std::initializer_list<const char *> preference)
+std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
-    for (const char *name : preference)
-        if (chip.attentionKernels.count(name))
+    for (std::string_view name : preference)
+        if (chip.attentionKernels.find(name) != chip.attentionKernels.end())
             return name;
     return {};
 }
 
 } // namespace
 
-std::string attentionKernelFor(const Chip &chip, const std::string &stack)
+std::string_view attentionKernelFor(const Chip &chip, std::string_view stack)
 {
     if (chip.attentionKernels.empty())
         return {};
@@ -36,7 +36,7 @@ std::string attentionKernelFor(const Chip &chip, const std::string &stack)
     return firstListed(chip, {"flash-attention-3", "cudnn", "flash-attention-2"});
 }
 
-double elementwiseTrafficShare(const std::string &stack)
+double elementwiseTrafficShare(std::string_view stack)
 {
     // Composer/llm-foundry, DeepSpeed and torchtitan run PyTorch eagerly by default (torchtitan's
     // torch.compile is an opt-in flag, llm-foundry's benchmark configs do not compile): each norm,

@@ -4,6 +4,7 @@
 // stack documents it.
 
 #include <string>
+#include <string_view>
 
 namespace meshplan::model {
 
@@ -13,11 +14,11 @@ struct Chip;
 /// ("flash-attention-3", "cudnn", "flash-attention-2"), or "" when the chip lists none (TPUs:
 /// the attention core then runs at the chip's matmul rate). An empty stack is a well-tuned one:
 /// the fastest kernel the chip lists.
-std::string attentionKernelFor(const Chip &chip, const std::string &stack);
+std::string_view attentionKernelFor(const Chip &chip, std::string_view stack);
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel.
-double elementwiseTrafficShare(const std::string &stack);
+double elementwiseTrafficShare(std::string_view stack);
 
 } // namespace meshplan::model

@@ -192,7 +192,7 @@ private:
     double m_attnBwdRate = 0;        ///< ... and of its backward pass
     double m_attnBackwardFactor = kBackwardFactor; ///< backward FLOPs over forward FLOPs as the kernel runs them
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
-    std::string m_attentionKernel;   ///< the kernel whose curve sets the attention rates ("" = matmul rate)
+    std::string_view m_attentionKernel; ///< the kernel whose curve sets the attention rates ("" = matmul rate)
 };
 
 std::optional<Error> TrainingCost::validate()
@@ -569,7 +569,7 @@ void TrainingCost::setKernelRates(bool ideal)
     const auto found = m_chip.attentionKernels.find(m_attentionKernel);
     const double benchmark = m_chip.achievable.matmulBenchmarkFraction;
     if (found == m_chip.attentionKernels.end() || benchmark <= 0) {
-        m_attentionKernel.clear();
+        m_attentionKernel = {};
         return;
     }
     // A kernel's benchmark rate, derated as the chip's matmuls are from their benchmark to a

@@ -101,7 +101,7 @@ struct Chip {
     Achievable achievable;
     /// Fused attention kernels with published throughput on this chip, by name
     /// ("flash-attention-2", "flash-attention-3", "cudnn"); empty where none is sourced.
-    std::map<std::string, AttentionKernelCurve> attentionKernels;
+    std::map<std::string, AttentionKernelCurve, std::less<>> attentionKernels;
     double pricePerHour = 0;
     std::map<std::string, std::string> sources;
 
