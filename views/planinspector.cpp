@@ -230,6 +230,20 @@ PlanInspector::PlanInspector(QWidget *parent)
                              QStringLiteral("minimal_offloaded")}));
     tf->addRow(tr("Attention"), choiceEditor(tr("Attention kernel"), "/workload/attention",
                                              {QStringLiteral("flash"), QStringLiteral("naive")}));
+    // The software sets the attention kernel and how much elementwise work is fused
+    // (docs/training-model.md); "well-tuned" removes the key.
+    auto *stack = new QComboBox(m_training);
+    stack->addItem(tr("well-tuned (default)"), QString());
+    for (const char *name : {"megatron", "nemo", "maxtext", "torchtitan", "deepspeed", "composer"})
+        stack->addItem(QString::fromLatin1(name), QString::fromLatin1(name));
+    addField(tf, tr("Software stack"), "/workload/stack", stack,
+             tr("The software that runs the plan: it chooses the attention kernel (cuDNN, FlashAttention-2 or -3) "
+                "and how much elementwise work is fused. Well-tuned: the fastest kernel the chip lists."),
+             [stack](const json &v) { stack->setCurrentIndex(v.is_string() ? std::max(0, stack->findData(qs(v.get<std::string>()))) : 0); });
+    connect(stack, &QComboBox::activated, this, [this, stack] {
+        const QString name = stack->currentData().toString();
+        emit fieldEdited(tr("Set software stack"), "/workload/stack", name.isEmpty() ? json() : json(name.toStdString()), -1);
+    });
     layout->addWidget(m_training);
 
     m_inference = new QGroupBox(tr("Inference"), this);

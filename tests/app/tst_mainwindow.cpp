@@ -330,6 +330,31 @@ private slots:
         QCOMPARE(doc().plan().parallelism.degree(Role::Tensor), 4);
     }
 
+    // The software stack is chosen in the inspector: it changes the attention kernel and so the
+    // step (on H100, Megatron's cuDNN kernel is slower than the well-tuned FlashAttention-3);
+    // "well-tuned" removes the key again; each choice is one undo step.
+    void choosingTheSoftwareStack()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-405b-h100-16k.meshplan")));
+        auto *stack = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/stack"));
+        QVERIFY(stack);
+        QCOMPARE(stack->currentIndex(), 0);
+        QVERIFY(!doc().json().at("workload").contains("stack"));
+        const double tuned = doc().evaluation().value().step.time;
+        stack->setCurrentIndex(stack->findData(QStringLiteral("megatron")));
+        emit stack->activated(stack->currentIndex());
+        QCOMPARE(doc().json().at("workload").at("stack").get<std::string>(), std::string("megatron"));
+        QCOMPARE(doc().plan().training.stack, std::string("megatron"));
+        QVERIFY(doc().evaluation().value().step.time > tuned);
+        stack->setCurrentIndex(0);
+        emit stack->activated(0);
+        QVERIFY(!doc().json().at("workload").contains("stack"));
+        QCOMPARE(doc().evaluation().value().step.time, tuned);
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().training.stack, std::string("megatron"));
+        QCOMPARE(stack->currentData().toString(), QStringLiteral("megatron"));
+    }
+
     // The chip combo keeps the cluster's size: 8192 v5p chips become 32 v5e slices of 16x16,
     // not a 16-chip toy; a chip defined inside the plan keeps its own entry and its resizes work.
     void changingTheChipKeepsTheClusterSize()
