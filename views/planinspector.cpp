@@ -185,7 +185,7 @@ PlanInspector::PlanInspector(QWidget *parent)
     });
     auto *schedule = choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",
                                   {QStringLiteral("gpipe"), QStringLiteral("1f1b"), QStringLiteral("interleaved-1f1b"),
-                                   QStringLiteral("zero-bubble")});
+                                   QStringLiteral("zero-bubble"), QStringLiteral("dualpipe")});
     parForm->addRow(tr("Schedule"), schedule);
     auto *microbatches = intEditor(tr("Microbatches"), "/parallelism/microbatches", 1, 1'000'000);
     parForm->addRow(tr("Microbatches"), microbatches);

@@ -380,18 +380,29 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     const int moeLayers = moeLayersOnStage(stage);
     const int denseLayers = layers - moeLayers;
 
-    double elements = denseLayers * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp;
-    if (moeLayers > 0)
-        elements += moeLayers * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp
-                                 + double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp);
-    const bool first = stage == 0;
-    const bool last = stage == m_d.pipeline - 1;
-    if (first)
-        elements += double(m_params.embedding) / tp;
-    if (last)
-        elements += double(m.vocab * m.dModel) / tp + double(m_params.finalNorm); // tied weights are copied to the last stage
-    if (first && last && m.tiedEmbeddings)
-        elements -= double(m.vocab * m.dModel) / tp;
+    const auto stageElements = [&](int s) {
+        const int moeOnStage = moeLayersOnStage(s);
+        double e = (layersOnStage(s) - moeOnStage) * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp;
+        if (moeOnStage > 0)
+            e += moeOnStage * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp
+                               + double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp);
+        const bool first = s == 0;
+        const bool last = s == m_d.pipeline - 1;
+        if (first)
+            e += double(m_params.embedding) / tp;
+        if (last)
+            e += double(m.vocab * m.dModel) / tp + double(m_params.finalNorm); // tied weights are copied to the last stage
+        if (first && last && m.tiedEmbeddings)
+            e -= double(m.vocab * m.dModel) / tp;
+        return e;
+    };
+    double elements = stageElements(stage);
+    // DualPipe: each rank also holds the mirror stage for the reverse direction (DeepSeek-V3
+    // report, section 3.2.1, Table 2: parameters 2x), with its gradients and optimizer states.
+    const bool dualPipe = m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1;
+    if (dualPipe)
+        elements += stageElements(m_d.pipeline - 1 - stage);
+    const bool last = stage == m_d.pipeline - 1 || (dualPipe && stage == 0);
 
     const double fs = m_d.fsdp;
     const double dp = m_d.data;
@@ -421,6 +432,9 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
         break;
     case PipelineSchedule::Interleaved1F1B:
         inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
+        break;
+    case PipelineSchedule::DualPipe:
+        inFlight = std::min(mb, pp + 1.0); // Table 2 of the DeepSeek-V3 report: PP + 1 on every rank
         break;
     }
     const LayerCost dense = layerCost(false);
@@ -678,17 +692,29 @@ std::optional<Error> TrainingCost::run()
     int busiest = 0;
     double tMb = 0;
     double tMbRecompute = 0;
-    for (int s = 0; s < m_d.pipeline; ++s) {
+    const auto stageTime = [&](int s) {
         const int moeLayers = moeLayersOnStage(s);
         const int denseLayers = layersOnStage(s) - moeLayers;
         double t = denseLayers * layerTrain(denseFwd, denseBackward, denseRecompute)
                    + moeLayers * layerTrain(sparseFwd, sparseBackward, sparseRecompute);
         if (s == m_d.pipeline - 1)
             t += 3.0 * unembedFwd;
+        return std::pair{t, denseLayers * denseRecompute + moeLayers * sparseRecompute};
+    };
+    // Under DualPipe a rank runs half the microbatches through its stage and half through the
+    // mirror stage: its time per microbatch is the mean of the two.
+    const bool dualPipe = m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1;
+    for (int s = 0; s < m_d.pipeline; ++s) {
+        auto [t, recompute] = stageTime(s);
+        if (dualPipe) {
+            const auto [mirror, mirrorRecompute] = stageTime(m_d.pipeline - 1 - s);
+            t = 0.5 * (t + mirror);
+            recompute = 0.5 * (recompute + mirrorRecompute);
+        }
         if (t > tMb) {
             tMb = t;
             busiest = s;
-            tMbRecompute = denseLayers * denseRecompute + moeLayers * sparseRecompute;
+            tMbRecompute = recompute;
         }
     }
     const int stageLayers = layersOnStage(busiest);
@@ -719,8 +745,21 @@ std::optional<Error> TrainingCost::run()
         case PipelineSchedule::ZeroBubble:
             fraction = 1.0 / 3.0; // ZB-H1: a third of 1F1B's bubble at the same memory
             break;
+        case PipelineSchedule::DualPipe:
+            fraction = 0.0; // below
+            break;
         }
         step.bubble = (pp - 1.0) * tMb * fraction;
+        if (m_par.schedule == PipelineSchedule::DualPipe) {
+            // (PP/2 - 1)(F&B + B - 3W) (DeepSeek-V3 report, Table 2), with a backward twice the
+            // forward and its weight-gradient half W equal to F: (PP/2 - 1) x 2F, two thirds of a
+            // microbatch's stage time F + B.
+            step.bubble = std::max(0.0, pp / 2.0 - 1.0) * tMb * 2.0 / 3.0;
+            if (m_d.pipeline % 2 != 0 || m_par.microbatches % 2 != 0)
+                warn("dualpipe-shape", "DualPipe runs half the microbatches from each end: it needs an even number of "
+                                       "pipeline stages and of microbatches, got "
+                                       + std::to_string(m_d.pipeline) + " and " + std::to_string(m_par.microbatches));
+        }
     }
 
     double exposed = 0;
@@ -820,11 +859,19 @@ std::optional<Error> TrainingCost::run()
         const double v = routed * m_d.expert;
         const double count = 2.0 * (2.0 + expertRounds) * stageMoe * mb;
         const double each = cost(CollectiveOp::AllToAll, spans, v).time;
-        exposed += count * each;
+        // Without overlap every all-to-all waits for its tokens. DualPipe (or an explicit
+        // expert_overlap) runs one micro-batch's all-to-alls beside another's computation: per MoE
+        // layer and microbatch, only what outlasts that layer's forward, backward and recompute shows.
+        double exposedA2a = count * each;
+        if (m_par.expertOverlap || m_par.schedule == PipelineSchedule::DualPipe) {
+            const double perLayer = 2.0 * (2.0 + expertRounds) * each;
+            exposedA2a = stageMoe * mb * std::max(0.0, perLayer - (sparseFwd + sparseBackward + sparseRecompute));
+        }
+        exposed += exposedA2a;
         // Dispatch before the routed experts, combine after: half their work each.
         const double expertFlops = sparse.expertFlops * m_tokensMb;
         addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
-                      count * each, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0);
+                      exposedA2a, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0);
     }
 
     // Context parallelism: ring attention passes keys and values around (overlapped with attention).

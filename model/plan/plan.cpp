@@ -26,6 +26,8 @@ std::string_view scheduleName(PipelineSchedule schedule)
         return "interleaved-1f1b";
     case PipelineSchedule::ZeroBubble:
         return "zero-bubble";
+    case PipelineSchedule::DualPipe:
+        return "dualpipe";
     }
     return "?";
 }
@@ -187,13 +189,15 @@ ParallelismSpec readParallelism(const json &o)
     p.zeroStage = static_cast<int>(jf::integerOr(o, "zero_stage", path, 0, 3, 0));
     p.sequenceParallel = jf::boolean(o, "sequence_parallel", path, false);
     p.tensorOverlap = jf::boolean(o, "tensor_overlap", path, false);
+    p.expertOverlap = jf::boolean(o, "expert_overlap", path, false);
     const std::vector<std::pair<std::string, PipelineSchedule>> schedules{
         {"gpipe", PipelineSchedule::GPipe},
         {"1f1b", PipelineSchedule::OneFOneB},
         {"interleaved-1f1b", PipelineSchedule::Interleaved1F1B},
-        {"zero-bubble", PipelineSchedule::ZeroBubble}};
+        {"zero-bubble", PipelineSchedule::ZeroBubble},
+        {"dualpipe", PipelineSchedule::DualPipe}};
     p.schedule = enumField(o, "pipeline_schedule", path, PipelineSchedule::OneFOneB, schedules,
-                           "gpipe, 1f1b, interleaved-1f1b or zero-bubble");
+                           "gpipe, 1f1b, interleaved-1f1b, zero-bubble or dualpipe");
     p.microbatches = static_cast<int>(jf::integerOr(o, "microbatches", path, 1, 1'000'000, 1));
     p.virtualStages = static_cast<int>(jf::integerOr(o, "virtual_stages", path, 1, 1024, 1));
     if (p.schedule == PipelineSchedule::OneFOneB && p.virtualStages > 1)
@@ -346,6 +350,8 @@ json planToJson(const Plan &plan)
     parallelism["sequence_parallel"] = p.sequenceParallel;
     if (p.tensorOverlap)
         parallelism["tensor_overlap"] = true;
+    if (p.expertOverlap)
+        parallelism["expert_overlap"] = true;
     parallelism["pipeline_schedule"] = scheduleName(p.schedule);
     parallelism["microbatches"] = p.microbatches;
     parallelism["virtual_stages"] = p.virtualStages;

@@ -24,6 +24,9 @@ enum class PipelineSchedule {
     OneFOneB,
     Interleaved1F1B,
     ZeroBubble,
+    /// DeepSeek-V3's bidirectional schedule: each rank holds a stage and its mirror, and one
+    /// micro-batch's computation overlaps another's communication (expert all-to-alls included).
+    DualPipe,
 };
 
 enum class Optimizer {
@@ -52,6 +55,8 @@ struct ParallelismSpec {
     int zeroStage = 0;
     bool sequenceParallel = false;
     bool tensorOverlap = false; ///< tensor-parallel collectives overlapped with matmuls (collective matmul)
+    /// Expert all-to-alls overlapped with another micro-batch's computation (DualPipe implies it).
+    bool expertOverlap = false;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int microbatches = 1;
     int virtualStages = 1;

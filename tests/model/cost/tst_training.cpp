@@ -438,6 +438,59 @@ private slots:
         QVERIFY_NEAR(bf16.step.compute - e.step.compute, matmulFlops * (1.0 / bf16Rate - 1.0 / fp8Rate) - castS, 1e-9);
     }
 
+    // DualPipe (DeepSeek-V3 report, Table 2): bubble (PP/2 - 1)(F&B + B - 3W) = (PP/2 - 1) x 2F
+    // against 1F1B's (PP - 1)(F + B) = (PP - 1) x 3F; each rank holds its stage and the mirror one
+    // (parameters, gradients and optimizer states twice), and PP + 1 microbatches in flight.
+    void dualPipeBubbleAndMemory()
+    {
+        json p = plan(mlpModel(2048, 8192, 16), {{"chip", "tpu-v5p"}, {"topology", {2, 2, 2}}},
+                      {{"pipeline", 8}, {"microbatches", 16}}, 2048, 16);
+        const Evaluation oneF = run(p, CostMode::Ideal);
+        p["parallelism"]["pipeline_schedule"] = "dualpipe";
+        const Evaluation dual = run(p, CostMode::Ideal);
+        const double tMb = oneF.step.compute / 16.0;
+        QVERIFY_NEAR(oneF.step.bubble, 7.0 * tMb, 1e-12);
+        // A rank's microbatch time is the mean of its stage and the mirror (the last stage's logits
+        // shared between the first and last ranks); with 16 even layers the middle ranks set the pace.
+        QVERIFY_NEAR(dual.step.bubble, 3.0 * (dual.step.compute / 16.0) * 2.0 / 3.0, 1e-12);
+        QVERIFY(dual.step.bubble < 0.3 * oneF.step.bubble);
+        const auto middle = [](const Evaluation &e) {
+            for (const auto &k : e.perChip)
+                if (k.name == "middle pipeline stages")
+                    return k.memory;
+            qFatal("no middle stages");
+        };
+        QVERIFY_NEAR(middle(dual).params, 2.0 * middle(oneF).params, 1e-12);
+        QVERIFY_NEAR(middle(dual).optimizer, 2.0 * middle(oneF).optimizer, 1e-12);
+        QVERIFY(!hasWarning(dual, "dualpipe-shape"));
+        p["parallelism"]["microbatches"] = 15;
+        p["workload"]["global_batch"] = 15;
+        QVERIFY(hasWarning(run(p, CostMode::Ideal), "dualpipe-shape"));
+    }
+
+    // Expert all-to-alls overlapped with another micro-batch's computation (expert_overlap, or
+    // DualPipe) show only what outlasts a layer's compute: on Mixtral over 8 nodes the a2a is
+    // shorter than a layer, so it hides, and the step shrinks by exactly what was exposed.
+    void expertOverlapHidesTheAllToAll()
+    {
+        QFile f(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        json p = json::parse(f.readAll().toStdString());
+        const auto a2a = [](const Evaluation &e) {
+            for (const auto &c : e.collectives)
+                if (c.purpose == "expert dispatch and combine")
+                    return c;
+            qFatal("no all-to-all");
+        };
+        const Evaluation plain = run(p, CostMode::Achievable);
+        p["parallelism"]["expert_overlap"] = true;
+        const Evaluation overlapped = run(p, CostMode::Achievable);
+        QVERIFY(a2a(plain).exposedS > 0.01);
+        QCOMPARE(a2a(plain).exposedS, a2a(plain).timeS);
+        QCOMPARE(a2a(overlapped).exposedS, 0.0);
+        QVERIFY_NEAR(plain.step.time - overlapped.step.time, a2a(plain).exposedS, 1e-9);
+    }
+
     // The six published runs of tests/data/published: step time within 15% (achievable model).
     void publishedRuns_data()
     {
