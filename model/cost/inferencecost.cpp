@@ -333,7 +333,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         // Dispatch in fp8 when the experts run fp8, combine in bf16 (DeepEP low-latency kernels).
         const double elements = batch * m.moe->expertsPerToken * double(m.dModel);
         const bool ideal = m_mode == CostMode::Ideal;
-        const double dispatch = elements * (!ideal && m_spec.weightDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double dispatch = elements * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
         comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
                                       + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine));
@@ -418,7 +418,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     if (m_ep > 1 && m.moe) {
         const double elements = prompt * m.moe->expertsPerToken * double(m.dModel);
         const bool ideal = m_mode == CostMode::Ideal;
-        const double dispatch = elements * (!ideal && m_spec.weightDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double dispatch = elements * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
         const double perLayer = collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
                                 + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine);

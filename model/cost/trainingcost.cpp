@@ -334,8 +334,9 @@ double TrainingCost::layerForwardTime(const LayerCost &layer) const
     const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
     const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_flowBytes / m_hbm;
     const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_flowBytes / m_hbm;
-    // An fp8 recipe casts each matmul input (and its gradient, with a transposed copy) per step; a
-    // third of that traffic falls in the forward pass.
+    // An fp8 recipe casts each matmul input (and its gradient, with a transposed copy) per step:
+    // charged a third per pass-equivalent here so that forward and backward pay kFp8CastBytes in
+    // all (a fully recomputed forward pays its third again, as it casts again).
     const double castTime = m_castBytes / 3.0 * layer.linearInputs * tokens / m_hbm;
     return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime + castTime;
 }
@@ -458,8 +459,8 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     if (m_train.remat.kind == Remat::Full || m_train.remat.kind == Remat::Custom)
         working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
     double logits = 0;
-    if (last) // the logits, whose gradient overwrites them in place
-        logits = m_tokensMb * double(m.vocab) / tp * m_actBytes;
+    if (last) // the logits (16-bit under an fp8 recipe), whose gradient overwrites them in place
+        logits = m_tokensMb * double(m.vocab) / tp * m_flowBytes;
     mem.activations = inFlight * perMicrobatch + working + logits;
     mem.total = mem.params + mem.grads + mem.optimizer + mem.activations;
     mem.capacity = double(m_chip.hbmBytes);
@@ -910,21 +911,21 @@ std::optional<Error> TrainingCost::run()
         double exposedFsdp = 0;
         double agCount = 0;
         double bytesSum = 0;
-        const auto layer = [&](const LayerCost &c, double fwd, double recompute, int count) {
+        const auto layer = [&](const LayerCost &c, double fwd, double backward, double recompute, int count) {
             if (count <= 0)
                 return;
             const double v = c.weightElements * paramBytes;
             const double ag = cost(CollectiveOp::AllGather, fsdpSpans, v).time;
             const double rs = cost(CollectiveOp::ReduceScatter, fsdpSpans, c.weightElements * gradBytes).time;
-            const double bwd = fwd * kBackwardFactor + (custom ? recompute : recomputeFactor * fwd);
+            const double bwd = backward + recompute;
             exposedFsdp += count * mb * (std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd));
             agTime += count * mb * 2.0 * ag;
             rsTime += count * mb * rs;
             agCount += count * mb * 2.0;
             bytesSum += count * mb * 2.0 * v;
         };
-        layer(dense, denseFwd, denseRecompute, stageDense);
-        layer(sparse, sparseFwd, sparseRecompute, stageMoe);
+        layer(dense, denseFwd, denseBackward, denseRecompute, stageDense);
+        layer(sparse, sparseFwd, sparseBackward, sparseRecompute, stageMoe);
         exposed += exposedFsdp;
         const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
         const double avgV = bytesSum / agCount;
@@ -965,14 +966,22 @@ std::optional<Error> TrainingCost::run()
             denseGroup.push_back(Role::Expert);
         const double shard = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
         const double gradBytes = bytesPerElement(m_train.gradDtype);
-        const double denseElements = stageDense * (dense.weightElements) + stageMoe * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp)
-                                     + (busiest == 0 ? double(m_params.embedding) / tp : 0.0)
-                                     + (busiest == m_d.pipeline - 1 && !(busiest == 0 && m.tiedEmbeddings)
-                                            ? double(m.vocab * m.dModel) / tp
-                                            : 0.0);
-        const double expertElements = stageMoe > 0 ? stageMoe * double(m.moe->experts) / m_d.expert
-                                                         * double(m_params.expertParams) / tp
-                                                   : 0.0;
+        const auto denseElementsOf = [&](int s) {
+            const int moeOnStage = moeLayersOnStage(s);
+            return (layersOnStage(s) - moeOnStage) * dense.weightElements
+                   + moeOnStage * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp)
+                   + (s == 0 ? double(m_params.embedding) / tp : 0.0)
+                   + (s == m_d.pipeline - 1 && !(s == 0 && m.tiedEmbeddings) ? double(m.vocab * m.dModel) / tp : 0.0);
+        };
+        const auto expertElementsOf = [&](int s) {
+            const int moeOnStage = moeLayersOnStage(s);
+            return moeOnStage > 0 ? moeOnStage * double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp
+                                  : 0.0;
+        };
+        // Under DualPipe a rank holds the mirror stage too, and reduces its gradients as well.
+        const int mirror = m_d.pipeline - 1 - busiest;
+        const double denseElements = denseElementsOf(busiest) + (dualPipe && mirror != busiest ? denseElementsOf(mirror) : 0.0);
+        const double expertElements = expertElementsOf(busiest) + (dualPipe && mirror != busiest ? expertElementsOf(mirror) : 0.0);
         const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor) + step.bubble;
         double used = 0;
         double afterBackwardS = 0;
