@@ -518,10 +518,20 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
                  m_peak, stageLayers * passes(recompute.qkv));
     addOperation("attention output projection", "matmul", 2.0 * B * outW,
                  act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes(recompute.outProj));
-    const double attnCount = stageLayers * passes(recompute.core);
-    addOperation("attention core", "attention", B * attn.attnCoreFlops,
-                 act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act,
-                 m_attnFwdRate, attnCount);
+    const double attnBytes =
+        act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act;
+    if (m_attnBackwardFactor == kBackwardFactor && m_attnBwdRate == m_attnFwdRate) {
+        // The book's count: the backward is two more matmuls of the forward's size and rate.
+        addOperation("attention core", "attention", B * attn.attnCoreFlops, attnBytes, m_attnFwdRate,
+                     stageLayers * passes(recompute.core));
+    } else {
+        // A fused kernel's backward has its own FLOPs (2.5x, the scores recomputed) and rate, and
+        // reads the forward's tensors and the output gradient and writes three gradients.
+        addOperation("attention core", "attention", B * attn.attnCoreFlops, attnBytes, m_attnFwdRate,
+                     stageLayers * (1.0 + recompute.core) * m_microbatches);
+        addOperation("attention core (backward)", "attention", B * attn.attnCoreFlops * m_attnBackwardFactor,
+                     2.0 * attnBytes, m_attnBwdRate, stageLayers * m_microbatches);
+    }
     if (stageDense > 0) {
         const double f = double(m.dFf);
         const double downW = d * f / tp;

@@ -395,6 +395,13 @@ private slots:
         const double fa3 = flops * (1.0 / (0.609 * rate) + 2.5 / (0.531 * rate));
         QVERIFY_NEAR(megatron.step.compute - tuned.step.compute, cudnn - fa3, 1e-9);
         QVERIFY_NEAR(operation(megatron, "attention core").timeS, 8192 * 33554432.0 / (0.535 * rate), 1e-12);
+        // The roofline lists the backward on its own: 2.5x the FLOPs at the backward's rate, once
+        // per layer and microbatch (the forward's point once too, nothing being recomputed).
+        const OperationCost &backward = operation(megatron, "attention core (backward)");
+        QVERIFY_NEAR(backward.flops, 2.5 * 8192 * 33554432.0, 1e-12);
+        QVERIFY_NEAR(backward.timeS, backward.flops / (0.492 * rate), 1e-12);
+        QCOMPARE(backward.countPerStep, std::int64_t(4));
+        QCOMPARE(operation(megatron, "attention core").countPerStep, std::int64_t(4));
         // The book's ideal mode keeps the peak and a backward of twice the forward for every matmul.
         const Evaluation ideal = run(kernelPlan("h100-sxm", "megatron"), CostMode::Ideal);
         QVERIFY_NEAR(operation(ideal, "attention core").timeS, 8192 * 33554432.0 / 989e12, 1e-12);

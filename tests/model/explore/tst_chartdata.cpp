@@ -768,16 +768,19 @@ private slots:
             return ops;
         };
         const Plan staged = load(QStringLiteral("deepseek-v3-h100-2048"));
-        // 4 layers x 32 microbatches x 3 passes (selective remat: the attention core once more).
+        // 4 layers x 32 microbatches x 3 passes; the attention core's forward twice (selective
+        // remat runs it again) and its fused backward once, a point of its own.
         QCOMPARE(onChip(staged), (QStringList{"attention qkv projection 384", "attention output projection 384",
-                                              "attention core 512", "moe router and shared experts 384",
+                                              "attention core 256", "attention core (backward) 128",
+                                              "moe router and shared experts 384",
                                               "moe routed experts 384", "elementwise (moe layer) 384",
                                               "logits (unembedding) 96"}));
         const PlanEdits edits;
         json doc = unwrap(edits.withDegree(planToJson(staged), Role::Pipeline, 1));
         doc = unwrap(edits.withField(doc, "/parallelism/microbatches", 1));
         QCOMPARE(onChip(parse(doc)), (QStringList{"attention qkv projection 183", "attention output projection 183",
-                                                  "attention core 244", "mlp up+gate 9", "mlp down 9", "elementwise 9",
+                                                  "attention core 122", "attention core (backward) 61", "mlp up+gate 9",
+                                                  "mlp down 9", "elementwise 9",
                                                   "moe router and shared experts 174", "moe routed experts 174",
                                                   "elementwise (moe layer) 174", "logits (unembedding) 3"}));
     }
