@@ -2,7 +2,9 @@
 
 #include "base/dtype.h"
 #include "hardware/chipcatalog.h"
+#include "plan/plan.h"
 #include "plan/plantitle.h"
+#include "plan/rematpolicy.h"
 #include "plansummary.h"
 #include "rolestyle.h"
 
@@ -220,22 +222,18 @@ PlanInspector::PlanInspector(QWidget *parent)
     tf->addRow(tr("Gradient dtype"), choiceEditor(tr("Gradient dtype"), "/workload/grad_dtype", kDtypes));
     // The legacy levels and the framework policies plan files name (README); a {"save", "offload"}
     // object is edited in the file.
-    tf->addRow(tr("Rematerialization"),
-               choiceEditor(tr("Rematerialization"), "/workload/remat",
-                            {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full"),
-                             QStringLiteral("minimal"), QStringLiteral("minimal_with_context"),
-                             QStringLiteral("save_dot_with_context_except_mlp"), QStringLiteral("save_dot_except_mlpwi"),
-                             QStringLiteral("save_dot_except_mlp"), QStringLiteral("save_qkv_proj"),
-                             QStringLiteral("save_out_proj"), QStringLiteral("qkv_proj_offloaded"),
-                             QStringLiteral("minimal_offloaded")}));
+    QStringList remats;
+    for (std::string_view name : model::rematPolicyChoices())
+        remats << qs(std::string(name));
+    tf->addRow(tr("Rematerialization"), choiceEditor(tr("Rematerialization"), "/workload/remat", remats));
     tf->addRow(tr("Attention"), choiceEditor(tr("Attention kernel"), "/workload/attention",
                                              {QStringLiteral("flash"), QStringLiteral("naive")}));
     // The software sets the attention kernel and how much elementwise work is fused
     // (docs/training-model.md); "well-tuned" removes the key.
     auto *stack = new QComboBox(m_training);
     stack->addItem(tr("well-tuned (default)"), QString());
-    for (const char *name : {"megatron", "nemo", "maxtext", "torchtitan", "deepspeed", "composer"})
-        stack->addItem(QString::fromLatin1(name), QString::fromLatin1(name));
+    for (std::string_view name : model::trainingStacks())
+        stack->addItem(qs(std::string(name)), qs(std::string(name)));
     addField(tf, tr("Software stack"), "/workload/stack", stack,
              tr("The software that runs the plan: it chooses the attention kernel (cuDNN, FlashAttention-2 or -3) "
                 "and how much elementwise work is fused. Well-tuned: the fastest kernel the chip lists."),

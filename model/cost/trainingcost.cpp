@@ -140,6 +140,15 @@ private:
     }
     int layersOnStage(int stage) const;
     int moeLayersOnStage(int stage) const;
+    /// Weight elements one chip of `stage` holds, outside the routed experts (the embedding on the
+    /// first stage, the output layer on the last; no final norm) and in them.
+    struct StageWeights {
+        double dense = 0;
+        double expert = 0;
+    };
+    StageWeights stageWeights(int stage) const;
+    /// DualPipe (DeepSeek-V3 report, section 3.2.1): each rank also holds the mirror stage.
+    bool dualPipe() const { return m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1; }
     double layerForwardTime(const LayerCost &layer) const;
     /// A custom policy's recompute per layer and microbatch: the FLOPs of the tensors it rebuilds.
     double customRecomputeTime(const LayerCost &layer) const;
@@ -192,7 +201,6 @@ private:
     double m_attnBwdRate = 0;        ///< ... and of its backward pass
     double m_attnBackwardFactor = kBackwardFactor; ///< backward FLOPs over forward FLOPs as the kernel runs them
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
-    std::string_view m_attentionKernel; ///< the kernel whose curve sets the attention rates ("" = matmul rate)
 };
 
 std::optional<Error> TrainingCost::validate()
@@ -372,6 +380,25 @@ double TrainingCost::offloadedElements(const LayerCost &layer) const
     return elements;
 }
 
+TrainingCost::StageWeights TrainingCost::stageWeights(int stage) const
+{
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const int moeLayers = moeLayersOnStage(stage);
+    StageWeights w;
+    w.dense = (layersOnStage(stage) - moeLayers) * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp
+              + moeLayers * double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp;
+    if (moeLayers > 0)
+        w.expert = moeLayers * double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp;
+    const bool first = stage == 0;
+    const bool last = stage == m_d.pipeline - 1;
+    if (first)
+        w.dense += double(m_params.embedding) / tp;
+    if (last && !(first && m.tiedEmbeddings)) // tied weights are copied to the last stage
+        w.dense += double(m.vocab * m.dModel) / tp;
+    return w;
+}
+
 MemoryBreakdown TrainingCost::stageMemory(int stage) const
 {
     const ModelSpec &m = m_model;
@@ -382,28 +409,15 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     const int denseLayers = layers - moeLayers;
 
     const auto stageElements = [&](int s) {
-        const int moeOnStage = moeLayersOnStage(s);
-        double e = (layersOnStage(s) - moeOnStage) * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp;
-        if (moeOnStage > 0)
-            e += moeOnStage * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp
-                               + double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp);
-        const bool first = s == 0;
-        const bool last = s == m_d.pipeline - 1;
-        if (first)
-            e += double(m_params.embedding) / tp;
-        if (last)
-            e += double(m.vocab * m.dModel) / tp + double(m_params.finalNorm); // tied weights are copied to the last stage
-        if (first && last && m.tiedEmbeddings)
-            e -= double(m.vocab * m.dModel) / tp;
-        return e;
+        const StageWeights w = stageWeights(s);
+        return w.dense + w.expert + (s == m_d.pipeline - 1 ? double(m_params.finalNorm) : 0.0);
     };
     double elements = stageElements(stage);
-    // DualPipe: each rank also holds the mirror stage for the reverse direction (DeepSeek-V3
-    // report, section 3.2.1, Table 2: parameters 2x), with its gradients and optimizer states.
-    const bool dualPipe = m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1;
-    if (dualPipe)
+    // DualPipe: the mirror stage's parameters too (Table 2: parameters 2x), with its gradients
+    // and optimizer states.
+    if (dualPipe())
         elements += stageElements(m_d.pipeline - 1 - stage);
-    const bool last = stage == m_d.pipeline - 1 || (dualPipe && stage == 0);
+    const bool last = stage == m_d.pipeline - 1 || (dualPipe() && stage == 0);
 
     const double fs = m_d.fsdp;
     const double dp = m_d.data;
@@ -590,18 +604,14 @@ void TrainingCost::setKernelRates(bool ideal)
     if (!m_train.flashAttention)
         return; // naive attention: batched matmuls at the matmul rate, probabilities stored
     m_attnBackwardFactor = kFlashBackwardFactor;
-    m_attentionKernel = attentionKernelFor(m_chip, m_train.stack);
-    const auto found = m_chip.attentionKernels.find(m_attentionKernel);
-    const double benchmark = m_chip.achievable.matmulBenchmarkFraction;
-    if (found == m_chip.attentionKernels.end() || benchmark <= 0) {
-        m_attentionKernel = {};
-        return;
-    }
+    const auto found = m_chip.attentionKernels.find(attentionKernelFor(m_chip, m_train.stack));
+    const double derate = m_chip.benchmarkDerating();
+    if (found == m_chip.attentionKernels.end() || derate <= 0)
+        return; // no curve: the attention core runs at the matmul rate
     // A kernel's benchmark rate, derated as the chip's matmuls are from their benchmark to a
     // whole training step (flops_fraction / matmul_benchmark_fraction): the same clocks, the
     // same kernels competing with communication for the chip.
     const double peak16 = m_chip.peakFlops(DType::Bf16);
-    const double derate = std::min(1.0, m_chip.achievable.flopsFraction / benchmark);
     const double T = double(m_train.seqLen) / m_d.context;
     m_attnFwdRate = peak16 * found->second.forwardShare(T) * derate;
     m_attnBwdRate = peak16 * found->second.backwardShare(T) * derate;
@@ -680,7 +690,6 @@ std::optional<Error> TrainingCost::run()
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
     const double denseFwd = layerForwardTime(dense);
     const double sparseFwd = layerForwardTime(sparse);
-    const auto attnCoreTime = [&](const LayerCost &c) { return this->attnCoreTime(c); };
     // Recompute time of one layer and microbatch.
     const auto layerRecompute = [&](const LayerCost &c, double fwd) {
         if (custom)
@@ -714,10 +723,9 @@ std::optional<Error> TrainingCost::run()
     };
     // Under DualPipe a rank runs half the microbatches through its stage and half through the
     // mirror stage: its time per microbatch is the mean of the two.
-    const bool dualPipe = m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1;
     for (int s = 0; s < m_d.pipeline; ++s) {
         auto [t, recompute] = stageTime(s);
-        if (dualPipe) {
+        if (dualPipe()) {
             const auto [mirror, mirrorRecompute] = stageTime(m_d.pipeline - 1 - s);
             t = 0.5 * (t + mirror);
             recompute = 0.5 * (recompute + mirrorRecompute);
@@ -742,35 +750,30 @@ std::optional<Error> TrainingCost::run()
     const double matmulPerToken = trainingFlopsPerToken(m, 0);
     step.flops = step.tokens * (matmulPerToken + 0.5 * (m_out.flopsPerToken - matmulPerToken));
 
-    // Pipeline bubble of the schedule.
+    // Pipeline bubble of the schedule, in microbatch stage times tMb = F + B.
     if (m_d.pipeline > 1) {
-        double fraction = 1.0;
+        double stageTimes = pp - 1.0; // GPipe and 1F1B: (PP - 1)(F + B)
         switch (m_par.schedule) {
         case PipelineSchedule::GPipe:
         case PipelineSchedule::OneFOneB:
-            fraction = 1.0;
             break;
         case PipelineSchedule::Interleaved1F1B:
-            fraction = 1.0 / m_par.virtualStages;
+            stageTimes /= m_par.virtualStages;
             break;
         case PipelineSchedule::ZeroBubble:
-            fraction = 1.0 / 3.0; // ZB-H1: a third of 1F1B's bubble at the same memory
+            stageTimes /= 3.0; // ZB-H1: a third of 1F1B's bubble at the same memory
             break;
         case PipelineSchedule::DualPipe:
-            fraction = 0.0; // below
-            break;
-        }
-        step.bubble = (pp - 1.0) * tMb * fraction;
-        if (m_par.schedule == PipelineSchedule::DualPipe) {
             // (PP/2 - 1)(F&B + B - 3W) (DeepSeek-V3 report, Table 2), with a backward twice the
-            // forward and its weight-gradient half W equal to F: (PP/2 - 1) x 2F, two thirds of a
-            // microbatch's stage time F + B.
-            step.bubble = std::max(0.0, pp / 2.0 - 1.0) * tMb * 2.0 / 3.0;
+            // forward and its weight-gradient half W equal to F: (PP/2 - 1) x 2F, two thirds of tMb.
+            stageTimes = std::max(0.0, pp / 2.0 - 1.0) * 2.0 / 3.0;
             if (m_d.pipeline % 2 != 0 || m_par.microbatches % 2 != 0)
                 warn("dualpipe-shape", "DualPipe runs half the microbatches from each end: it needs an even number of "
                                        "pipeline stages and of microbatches, got "
                                        + std::to_string(m_d.pipeline) + " and " + std::to_string(m_par.microbatches));
+            break;
         }
+        step.bubble = stageTimes * tMb;
     }
 
     double exposed = 0;
@@ -976,22 +979,12 @@ std::optional<Error> TrainingCost::run()
             denseGroup.push_back(Role::Expert);
         const double shard = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
         const double gradBytes = bytesPerElement(m_train.gradDtype);
-        const auto denseElementsOf = [&](int s) {
-            const int moeOnStage = moeLayersOnStage(s);
-            return (layersOnStage(s) - moeOnStage) * dense.weightElements
-                   + moeOnStage * (double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp)
-                   + (s == 0 ? double(m_params.embedding) / tp : 0.0)
-                   + (s == m_d.pipeline - 1 && !(s == 0 && m.tiedEmbeddings) ? double(m.vocab * m.dModel) / tp : 0.0);
-        };
-        const auto expertElementsOf = [&](int s) {
-            const int moeOnStage = moeLayersOnStage(s);
-            return moeOnStage > 0 ? moeOnStage * double(m.moe->experts) / m_d.expert * double(m_params.expertParams) / tp
-                                  : 0.0;
-        };
         // Under DualPipe a rank holds the mirror stage too, and reduces its gradients as well.
+        const StageWeights own = stageWeights(busiest);
         const int mirror = m_d.pipeline - 1 - busiest;
-        const double denseElements = denseElementsOf(busiest) + (dualPipe && mirror != busiest ? denseElementsOf(mirror) : 0.0);
-        const double expertElements = expertElementsOf(busiest) + (dualPipe && mirror != busiest ? expertElementsOf(mirror) : 0.0);
+        const StageWeights other = dualPipe() && mirror != busiest ? stageWeights(mirror) : StageWeights{};
+        const double denseElements = own.dense + other.dense;
+        const double expertElements = own.expert + other.expert;
         const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor) + step.bubble;
         double used = 0;
         double afterBackwardS = 0;

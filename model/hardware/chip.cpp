@@ -39,14 +39,20 @@ double Chip::listedPeakFlops(DType type) const
     return peakFlopsByDType[static_cast<std::size_t>(type)];
 }
 
+double Chip::benchmarkDerating() const
+{
+    if (achievable.matmulBenchmarkFraction <= 0)
+        return 0.0;
+    return std::min(1.0, achievable.flopsFraction / achievable.matmulBenchmarkFraction);
+}
+
 double Chip::achievableFlopsFraction(DType type) const
 {
     const bool eightBit = type == DType::Fp8 || type == DType::Int8;
     if (eightBit && listedPeakFlops(type) > 0) {
         // An 8-bit matmul keeps the same share of its benchmark rate inside a step as a 16-bit one.
-        if (achievable.eightBitMatmulBenchmarkFraction > 0 && achievable.matmulBenchmarkFraction > 0)
-            return std::min(1.0, achievable.eightBitMatmulBenchmarkFraction * achievable.flopsFraction
-                                     / achievable.matmulBenchmarkFraction);
+        if (achievable.eightBitMatmulBenchmarkFraction > 0 && benchmarkDerating() > 0)
+            return achievable.eightBitMatmulBenchmarkFraction * benchmarkDerating();
         if (achievable.eightBitFlopsFraction > 0)
             return achievable.eightBitFlopsFraction;
     }

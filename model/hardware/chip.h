@@ -112,6 +112,10 @@ struct Chip {
     /// format the chip executes it in (int4 -> int8 -> bf16, fp4 -> fp8 -> bf16, fp8 -> bf16, fp16 -> bf16; fp32 at
     /// a quarter of bf16 when unlisted, as multi-pass bf16).
     double peakFlops(DType type) const;
+    /// The share of a kernel's benchmark rate that survives inside a training step:
+    /// achievable.flopsFraction / achievable.matmulBenchmarkFraction (at most 1), or 0 when the
+    /// chip lists no matmul benchmark.
+    double benchmarkDerating() const;
     /// The share of peakFlops(type) real workloads reach. For a listed fp8/int8 peak: the 8-bit
     /// matmul benchmark derated as the 16-bit one is (when both are known), else
     /// achievable.eightBitFlopsFraction when given; otherwise achievable.flopsFraction.

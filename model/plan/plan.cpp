@@ -15,6 +15,18 @@ namespace meshplan::model {
 using nlohmann::json;
 namespace jf = json_fields;
 
+const std::vector<std::string_view> &trainingStacks()
+{
+    static const std::vector<std::string_view> stacks{"megatron", "nemo", "maxtext", "torchtitan", "deepspeed", "composer"};
+    return stacks;
+}
+
+const std::vector<std::string_view> &servingStacks()
+{
+    static const std::vector<std::string_view> stacks{"tensorrt-llm", "vllm", "sglang", "jetstream"};
+    return stacks;
+}
+
 std::string_view scheduleName(PipelineSchedule schedule)
 {
     switch (schedule) {
@@ -206,13 +218,13 @@ ParallelismSpec readParallelism(const json &o)
 }
 
 /// workload.stack: one of `known` (the stacks of this kind of workload), or "" when absent.
-std::string stackField(const json &o, const std::string &path, std::initializer_list<const char *> known)
+std::string stackField(const json &o, const std::string &path, const std::vector<std::string_view> &known)
 {
     const std::string stack = jf::stringOr(o, "stack", path, "");
     if (stack.empty() && !jf::has(o, "stack"))
         return stack;
     std::string names;
-    for (const char *name : known) {
+    for (std::string_view name : known) {
         if (stack == name)
             return stack;
         names += (names.empty() ? "" : ", ") + std::string(name);
@@ -249,7 +261,7 @@ void readWorkload(const json &o, Plan &plan)
                                       bytesPerElement(t.paramDtype) < bytesPerElement(t.optimizerDtype));
         const std::vector<std::pair<std::string, bool>> kernels{{"flash", true}, {"naive", false}};
         t.flashAttention = enumField(o, "attention", path, true, kernels, "flash or naive");
-        t.stack = stackField(o, path, {"megatron", "nemo", "maxtext", "torchtitan", "deepspeed", "composer"});
+        t.stack = stackField(o, path, trainingStacks());
         t.trainTokens = jf::integerOr(o, "train_tokens", path, 1, std::int64_t(1) << 62, 0);
     } else if (kind == "inference") {
         plan.kind = WorkloadKind::Inference;
@@ -267,7 +279,7 @@ void readWorkload(const json &o, Plan &plan)
         // engines run); int8/int4 weights are weight-only, dequantized to bf16 (plan-format.md).
         const bool w8a8 = i.weightDtype == DType::Fp8 && plan.topology.chip().listedPeakFlops(DType::Fp8) > 0;
         i.computeDtype = dtypeField(o, "compute_dtype", path, w8a8 ? DType::Fp8 : DType::Bf16);
-        i.stack = stackField(o, path, {"tensorrt-llm", "vllm", "sglang", "jetstream"});
+        i.stack = stackField(o, path, servingStacks());
         i.latencyTargetS = jf::positiveNumberOr(o, "latency_target_s", path, 0.0, true);
         if (i.serving == Serving::Disaggregated && i.prefillChips == 0)
             throw FieldError("workload.prefill_chips", "disaggregated serving needs a positive number of prefill chips");

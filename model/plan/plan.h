@@ -48,6 +48,9 @@ enum class Serving {
 
 std::string_view scheduleName(PipelineSchedule schedule);
 std::string_view optimizerName(Optimizer optimizer);
+/// The names workload.stack takes for a training and for a serving workload.
+const std::vector<std::string_view> &trainingStacks();
+const std::vector<std::string_view> &servingStacks();
 
 struct ParallelismSpec {
     RoleDegrees degrees{1, 1, 1, 1, 1, 1};
@@ -77,9 +80,8 @@ struct TrainingSpec {
     /// Flash (fused, causal blocks skipped) or naive attention (score matrix written to HBM, as
     /// in 2021-era Megatron): the latter costs HBM traffic and memory quadratic in seq_len.
     bool flashAttention = true;
-    /// The software that runs the plan (workload.stack: megatron, nemo, maxtext, torchtitan,
-    /// deepspeed, composer), or "" for a well-tuned stack for the chip. Read and checked; the
-    /// cost model does not yet tell stacks apart.
+    /// The software that runs the plan (workload.stack, one of trainingStacks()), or "" for a
+    /// well-tuned stack for the chip; it picks the attention kernel and the fusion (cost/softwarestack.h).
     std::string stack;
     std::int64_t trainTokens = 0; ///< tokens of the whole training run (0: not given)
 };
@@ -94,7 +96,7 @@ struct InferenceSpec {
     std::int64_t prefillChips = 0;
     DType computeDtype = DType::Bf16; ///< matmul dtype (int8 weights are often multiplied in bf16)
     double latencyTargetS = 0;        ///< optional per-token latency target (0: none)
-    /// The serving software (tensorrt-llm, vllm, sglang, jetstream), or "": as for training.
+    /// The serving software (one of servingStacks()), or "": as for training.
     std::string stack;
 };
 

@@ -169,6 +169,15 @@ std::string rematPolicyNames()
     return names;
 }
 
+std::vector<std::string_view> rematPolicyChoices()
+{
+    std::vector<std::string_view> names;
+    for (const NamedPolicy &p : namedPolicies())
+        if (std::string_view(p.name) != "nothing_saveable" && std::string_view(p.name) != "everything_saveable")
+            names.push_back(p.name);
+    return names;
+}
+
 std::string rematTensorNames()
 {
     std::string names = "query_proj, key_proj, value_proj, qkv_proj (the three)";

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace meshplan::model {
 
@@ -50,6 +51,9 @@ std::string_view rematName(Remat remat);
 std::string_view rematTensorName(RematTensor tensor);
 /// "none, selective, full, minimal, ..." for messages.
 std::string rematPolicyNames();
+/// The policy names a plan can choose among: the legacy levels and the framework policies, without
+/// JAX's aliases of the legacy levels (nothing_saveable, everything_saveable).
+std::vector<std::string_view> rematPolicyChoices();
 /// "query_proj, key_proj, ..." (with the qkv_proj alias) for messages.
 std::string rematTensorNames();
 
