@@ -1098,10 +1098,14 @@ std::optional<Error> TrainingCost::run()
                                  + formatBytes(mem.optimizer, true) + ", activations " + formatBytes(mem.activations, true)
                                  + ") but " + m_chip.id + " has " + formatBytes(mem.capacity, true));
     } else {
-        const double flopsTime = (stageDense * (dense.matmulFlops + dense.attnCoreFlops)
-                                  + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
-                                                + sparse.expertFlops / m_expertEfficiency))
-                                 * m_tokensMb * mb * (3.0 + stageRecomputeFactor) / m_peak;
+        // FLOP-bound time: the weight matmuls at the matmul rate, the attention kernel's passes at
+        // its own rates (a slow attention kernel is compute-bound, not HBM-bound).
+        const auto layerFlopsTime = [&](const LayerCost &c) {
+            return (c.matmulFlops + c.expertFlops / m_expertEfficiency) * m_tokensMb * (3.0 + stageRecomputeFactor)
+                       / m_peak
+                   + attnCoreTime(c) * (1.0 + stageRecomputeFactor) + attnBackwardTime(c);
+        };
+        const double flopsTime = mb * (stageDense * layerFlopsTime(dense) + stageMoe * layerFlopsTime(sparse));
         m_out.bound = bindingResource(m_out.collectives, "", step.compute + step.bubble,
                                       flopsTime >= 0.5 * step.compute ? "compute" : "hbm");
     }

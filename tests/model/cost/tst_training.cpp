@@ -407,6 +407,21 @@ private slots:
         QVERIFY_NEAR(operation(ideal, "attention core").timeS, 8192 * 33554432.0 / 989e12, 1e-12);
     }
 
+    // At 64k tokens FlashAttention-2 dominates the step at a quarter of the peak: the step is
+    // bound by compute (a slow kernel), not by HBM, though the matmul rate alone would cover less
+    // than half of it.
+    void slowAttentionKernelIsComputeBound()
+    {
+        json p = kernelPlan("h100-sxm", "composer");
+        p["workload"]["seq_len"] = 65536;
+        const Evaluation e = run(p, CostMode::Achievable);
+        QCOMPARE(e.bound, std::string("compute"));
+        const OperationCost &forward = operation(e, "attention core");
+        const OperationCost &backward = operation(e, "attention core (backward)");
+        const double attention = forward.timeS * double(forward.countPerStep) + backward.timeS * double(backward.countPerStep);
+        QVERIFY(attention > 0.5 * e.step.compute); // attention is most of the step
+    }
+
     // Eager PyTorch stacks (DeepSpeed) write every elementwise intermediate and read it back;
     // Megatron's fused kernels half of them. On A100 both call FlashAttention-2 (no cuDNN curve is
     // listed there), so the steps differ only by that traffic: 4 layers x 3 passes x 2 x (1.0 -
