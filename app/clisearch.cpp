@@ -105,7 +105,8 @@ void printServing(const m::SearchOutcome &o, std::ostream &out)
     out << "\nPareto front, latency against tokens/s per chip (" << o.pareto.size() << " plans):\n";
     for (const auto &c : o.pareto)
         out << "  " << cell(m::formatSeconds(c.evaluation.inference->decodeStepS), 9)
-            << cell(m::formatNumber(perChip(c.evaluation)), 10) << std::to_string(c.evaluation.chips) << " chips, "
+            << cell(m::formatNumber(perChip(c.evaluation)), 10) << c.evaluation.chips
+            << (c.evaluation.chips == 1 ? " chip, " : " chips, ")
             << layout(c.plan) << "\n";
 }
 
@@ -185,8 +186,10 @@ int runSearch(const std::vector<std::string> &positional, const json &args, bool
         return 0;
     }
     const m::SearchSpace &s = o.space;
-    out << "Searched " << s.size << " plans of " << plan->model.name << " on " << plan->topology.chipCount() << " "
-        << plan->topology.chip().id << " by " << m::objectiveName(o.objective) << " in "
+    const std::int64_t chips = training ? plan->topology.chipCount()
+                                        : (options.maxChips > 0 ? options.maxChips : plan->topology.chipCount());
+    out << "Searched " << s.size << " plans of " << plan->model.name << " on " << (training ? "" : "up to ") << chips
+        << " " << plan->topology.chip().id << " by " << m::objectiveName(o.objective) << " in "
         << m::formatSeconds(o.elapsedS) << " (" << m::formatNumber(o.elapsedS > 0 ? double(s.size) / o.elapsedS : 0.0)
         << " plans/s): " << s.evaluated << " evaluated, " << s.pruned << " skipped by bounds, " << s.fits << " fit, "
         << s.doesNotFit << " do not fit" << (s.rejected ? ", " + std::to_string(s.rejected) + " refused" : std::string())

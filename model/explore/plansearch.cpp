@@ -239,9 +239,15 @@ std::string trainingWhy(const Plan &from, const Expected<Evaluation> &base, cons
         why = "fits where the plan needs " + formatBytes(base->memory.total, true);
     else
         why = formatNumber(base->step.time / e.step.time) + "x the plan's speed";
-    why += "; " + formatSeconds(e.step.time) + " per step, MFU " + formatNumber(100.0 * e.mfu) + "%, "
-           + formatBytes(e.memory.total, true) + " of " + formatBytes(e.memory.capacity, true) + ", " + e.bound
-           + "-bound; " + changeList(from, plan);
+    why += "; " + formatSeconds(e.step.time) + " per step";
+    if (plan.pricePerChipHour > 0)
+        why += " ($" + formatNumber(double(e.chips) * e.step.time / 3600.0 * plan.pricePerChipHour) + ")";
+    why += ", MFU " + formatNumber(100.0 * e.mfu) + "%, " + formatBytes(e.memory.total, true) + " of "
+           + formatBytes(e.memory.capacity, true) + ", " + e.bound + "-bound";
+    if (e.run)
+        why += ", " + formatNumber(e.run->days) + " days to train"
+               + (e.run->cost > 0 ? " ($" + formatNumber(e.run->cost) + ")" : std::string());
+    why += "; " + changeList(from, plan);
     return why;
 }
 
