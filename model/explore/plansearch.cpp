@@ -15,7 +15,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <thread>
 
 namespace meshplan::model {
