@@ -165,6 +165,9 @@ private:
     /// DualPipe (DeepSeek-V3 report, section 3.2.1): each rank also holds the mirror stage.
     bool dualPipe() const { return m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1; }
     double layerForwardTime(const LayerCost &layer) const;
+    /// A layer's forward work beside its matmuls: elementwise traffic, naive attention's scores,
+    /// fp8 casts and kernel launches, per microbatch.
+    double layerOverheadTime(const LayerCost &layer) const;
     /// 1 / the share of the large-K rate a weight matmul of reduction depth `k` reaches (1 in the
     /// book's ideal model).
     double shapeInverse(double k, DType type) const;
@@ -419,6 +422,12 @@ double TrainingCost::layerForwardTime(const LayerCost &layer) const
                              + attnCoreTime(layer);
     // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
     const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
+    return std::max(flopsTime, weightTime) + layerOverheadTime(layer);
+}
+
+double TrainingCost::layerOverheadTime(const LayerCost &layer) const
+{
+    const double tokens = m_tokensMb;
     const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_flowBytes / m_hbm;
     const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_flowBytes / m_hbm;
     // An fp8 recipe casts each matmul input (and its gradient, with a transposed copy) per step:
@@ -428,7 +437,7 @@ double TrainingCost::layerForwardTime(const LayerCost &layer) const
     // A TPU runs the step as one compiled program: no kernel launches between its matmuls.
     const bool launches = m_options.mode == CostMode::Achievable && !m_chip.isTpu();
     const double launchTime = launches ? kMatmulLaunchS * layer.matmulKernels : 0.0;
-    return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime + castTime + launchTime;
+    return elementwiseTime + scoreTime + castTime + launchTime;
 }
 
 double TrainingCost::customRecomputeTime(const LayerCost &layer) const
@@ -441,8 +450,13 @@ double TrainingCost::customRecomputeTime(const LayerCost &layer) const
             (t == RematTensor::Context ? attentionFlops : flops) += layer.rematFlops[at(t)];
             expertFlops += layer.rematExpertFlops[at(t)];
         }
+    // Rebuilding a tensor runs the norms, activations and casts in front of its matmul again: the
+    // layer's non-matmul work in the share of its FLOPs that is rebuilt (all of it, as full remat
+    // pays, when every tensor the backward reads is rebuilt).
+    const double layerFlops = layer.matmulFlops + layer.expertFlops + layer.attnCoreFlops;
+    const double share = layerFlops > 0 ? std::min(1.0, (flops + expertFlops + attentionFlops) / layerFlops) : 0.0;
     return (flops * layer.matmulShape + expertFlops * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
-           + attentionFlops * m_tokensMb / m_attnFwdRate;
+           + attentionFlops * m_tokensMb / m_attnFwdRate + share * layerOverheadTime(layer);
 }
 
 double TrainingCost::customSavedElements(const LayerCost &layer) const

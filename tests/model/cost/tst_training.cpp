@@ -466,6 +466,24 @@ private slots:
         QVERIFY_NEAR(e.step.compute - operations, 4.0 * 4.0 * 3.0 * 2e-6, 1e-6);
     }
 
+    // A custom policy that rebuilds only the MLP's up projection (mlpwi) recomputes its matmul and
+    // the non-matmul work in front of it: the layer's elementwise traffic and kernel launches in
+    // the share of the layer's FLOPs it rebuilds. Small A100 plan (no shape term): mlpwi 2 x 2 x
+    // 2048 x 8192 FLOPs per token of the layer's 167,780,352 (matmuls with the norm weights, and
+    // the causal attention core); elementwise 2 x 0.5 x 40,960 elements x 2 bytes per token at
+    // 0.85 x 2.039e12 B/s; 4 launches of 2 us; 8192 tokens, 4 layers.
+    void customRematRebuildsTheWorkBeforeItsMatmuls()
+    {
+        json p = kernelPlan("a100-80gb", "megatron");
+        p["workload"]["remat"] = {{"save", {"query_proj", "key_proj", "value_proj", "context", "out_proj"}}};
+        const Evaluation e = run(p, CostMode::Achievable);
+        const double mlpwi = 2.0 * 2.0 * 2048 * 8192;
+        const double share = mlpwi / 167780352.0;
+        const double overhead = 2.0 * 0.5 * 40960.0 * 8192 * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+        const double perLayer = mlpwi * 8192 / (312e12 * 0.62) + share * overhead;
+        QVERIFY_NEAR(e.step.recompute, 4.0 * perLayer, 1e-9);
+    }
+
     // NeMo's performance recipes overlap the sequence-parallel all-gathers and reduce-scatters with
     // the matmuls (Transformer Engine userbuffers); Megatron-LM does so only when asked, and
     // without sequence parallelism neither does.
