@@ -30,11 +30,6 @@ bool training(const Plan &plan)
     return plan.kind == WorkloadKind::Training;
 }
 
-Reader always(double Evaluation::*field)
-{
-    return [field](const Plan &, const Evaluation &e) -> std::optional<double> { return e.*field; };
-}
-
 Reader memory(double MemoryBreakdown::*field)
 {
     return [field](const Plan &, const Evaluation &e) -> std::optional<double> { return e.memory.*field; };
