@@ -80,31 +80,14 @@ Reader serving(double ServingExtras::*field, bool onlyPriced = false)
     };
 }
 
-/// The summary numbers, in the order of the result contract (plan-format.md, "Result").
+/// The summary numbers of the result contract (plan-format.md, "Result"), the headline first:
+/// step time, MFU and cost (serving: latency, throughput and cost), then memory, then the parts.
 const std::vector<NumberSpec> &numberSpecs()
 {
     static const std::vector<NumberSpec> specs{
         {"chips", "chips", "chips", Better::Neither,
          [](const Plan &, const Evaluation &e) -> std::optional<double> { return double(e.chips); }},
-        {"memory_per_chip.params", "parameters per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::params)},
-        {"memory_per_chip.grads", "gradients per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::grads)},
-        {"memory_per_chip.optimizer", "optimizer state per chip", "bytes", Better::Lower,
-         memory(&MemoryBreakdown::optimizer)},
-        {"memory_per_chip.activations", "activations per chip", "bytes", Better::Lower,
-         memory(&MemoryBreakdown::activations)},
-        {"memory_per_chip.kv_cache", "KV cache per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::kvCache)},
-        {"memory_per_chip.total", "memory per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::total)},
-        {"memory_per_chip.capacity", "HBM per chip", "bytes", Better::Neither, memory(&MemoryBreakdown::capacity)},
         {"step.time_s", "step time", "s", Better::Lower, step(&StepTime::time)},
-        {"step.compute_s", "compute", "s", Better::Lower, step(&StepTime::compute)},
-        {"step.recompute_s", "recompute", "s", Better::Lower, step(&StepTime::recompute)},
-        {"step.communication_s", "communication", "s", Better::Lower, step(&StepTime::communication)},
-        {"step.exposed_communication_s", "exposed communication", "s", Better::Lower,
-         step(&StepTime::exposedCommunication)},
-        {"step.bubble_s", "pipeline bubble", "s", Better::Lower, step(&StepTime::bubble)},
-        {"step.optimizer_s", "optimizer update", "s", Better::Lower, step(&StepTime::optimizer)},
-        {"step.flops", "model FLOPs per step", "FLOPs", Better::Neither, step(&StepTime::flops)},
-        {"step.tokens", "tokens per step", "tokens", Better::Neither, step(&StepTime::tokens)},
         {"mfu", "MFU", "fraction", Better::Higher, trainingOnly(&Evaluation::mfu)},
         {"tokens_per_s", "tokens/s", "tokens/s", Better::Higher, trainingOnly(&Evaluation::tokensPerS)},
         // Cost per step exists only at a price (the catalog's or hardware.price_per_hour).
@@ -114,6 +97,32 @@ const std::vector<NumberSpec> &numberSpecs()
                  return std::nullopt;
              return e.costPerStep;
          }},
+        {"inference.decode_step_s", "decode step", "s", Better::Lower, inference(&InferenceResult::decodeStepS)},
+        {"inference.time_to_first_token_s", "time to first token", "s", Better::Lower,
+         inference(&InferenceResult::timeToFirstTokenS)},
+        {"inference.tokens_per_s", "tokens/s", "tokens/s", Better::Higher, inference(&InferenceResult::tokensPerS)},
+        {"inference.tokens_per_s_per_chip", "tokens/s per chip", "tokens/s", Better::Higher,
+         inference(&InferenceResult::tokensPerSPerChip)},
+        {"serving.cost_per_million_tokens", "cost per 1M tokens", "$", Better::Lower,
+         serving(&ServingExtras::costPerMillionTokens, true)},
+        {"memory_per_chip.total", "memory per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::total)},
+        {"memory_per_chip.capacity", "HBM per chip", "bytes", Better::Neither, memory(&MemoryBreakdown::capacity)},
+        {"memory_per_chip.params", "parameters per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::params)},
+        {"memory_per_chip.grads", "gradients per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::grads)},
+        {"memory_per_chip.optimizer", "optimizer state per chip", "bytes", Better::Lower,
+         memory(&MemoryBreakdown::optimizer)},
+        {"memory_per_chip.activations", "activations per chip", "bytes", Better::Lower,
+         memory(&MemoryBreakdown::activations)},
+        {"memory_per_chip.kv_cache", "KV cache per chip", "bytes", Better::Lower, memory(&MemoryBreakdown::kvCache)},
+        {"step.compute_s", "step: compute", "s", Better::Lower, step(&StepTime::compute)},
+        {"step.recompute_s", "step: recompute", "s", Better::Lower, step(&StepTime::recompute)},
+        {"step.communication_s", "step: communication", "s", Better::Lower, step(&StepTime::communication)},
+        {"step.exposed_communication_s", "step: exposed comms", "s", Better::Lower,
+         step(&StepTime::exposedCommunication)},
+        {"step.bubble_s", "step: pipeline bubble", "s", Better::Lower, step(&StepTime::bubble)},
+        {"step.optimizer_s", "step: optimizer update", "s", Better::Lower, step(&StepTime::optimizer)},
+        {"step.flops", "model FLOPs per step", "FLOPs", Better::Neither, step(&StepTime::flops)},
+        {"step.tokens", "tokens per step", "tokens", Better::Neither, step(&StepTime::tokens)},
         {"train.tokens", "tokens to train", "tokens", Better::Neither, run(&TrainingRun::tokens)},
         {"train.steps", "steps to train", "steps", Better::Neither, run(&TrainingRun::steps)},
         {"train.time_s", "time to train", "s", Better::Lower, run(&TrainingRun::timeS)},
@@ -125,19 +134,11 @@ const std::vector<NumberSpec> &numberSpecs()
              return e.run->cost;
          }},
         {"inference.prefill_s", "prefill", "s", Better::Lower, inference(&InferenceResult::prefillS)},
-        {"inference.time_to_first_token_s", "time to first token", "s", Better::Lower,
-         inference(&InferenceResult::timeToFirstTokenS)},
-        {"inference.decode_step_s", "decode step", "s", Better::Lower, inference(&InferenceResult::decodeStepS)},
-        {"inference.tokens_per_s", "tokens/s", "tokens/s", Better::Higher, inference(&InferenceResult::tokensPerS)},
-        {"inference.tokens_per_s_per_chip", "tokens/s per chip", "tokens/s", Better::Higher,
-         inference(&InferenceResult::tokensPerSPerChip)},
         {"inference.kv_cache_bytes_per_token", "KV cache per token", "bytes", Better::Neither,
          inference(&InferenceResult::kvCacheBytesPerToken)},
         {"serving.steady_tokens_per_s", "steady tokens/s", "tokens/s", Better::Higher,
          serving(&ServingExtras::steadyTokensPerS)},
         {"serving.max_batch", "largest batch that fits", "sequences", Better::Higher, serving(&ServingExtras::maxBatch)},
-        {"serving.cost_per_million_tokens", "cost per 1M tokens", "$", Better::Lower,
-         serving(&ServingExtras::costPerMillionTokens, true)},
     };
     return specs;
 }
@@ -349,6 +350,14 @@ std::string changeValueText(const json &value)
                 text += (text.empty() ? "" : (numbers ? "x" : ",")) + (names ? v.get<std::string>() : v.dump());
             return text;
         }
+    }
+    if (value.is_object() && !value.empty()
+        && std::all_of(value.begin(), value.end(), [](const json &v) { return v.is_primitive(); })) {
+        // A GPU cluster's {"nodes": 2048, "gpus_per_node": 8}: "gpus_per_node 8, nodes 2048".
+        std::string text;
+        for (auto it = value.begin(); it != value.end(); ++it)
+            text += (text.empty() ? "" : ", ") + it.key() + " " + changeValueText(it.value());
+        return text;
     }
     return value.dump();
 }

@@ -49,7 +49,7 @@ struct PlanChange {
 };
 
 struct PlanComparison {
-    std::vector<NumberComparison> numbers; ///< in the result contract's order
+    std::vector<NumberComparison> numbers; ///< headline first (step time, MFU, cost), then memory, then the parts
     std::vector<PlanChange> changes;       ///< only what differs: model, hardware, parallelism, placement, workload
     /// The results' verdicts in words, both always listed: "memory_per_chip.fits" (true or
     /// false) and "bound" (compute, hbm, ici, ...).
@@ -73,7 +73,7 @@ std::string formatDifference(double difference, const std::string &unit);
 std::string formatRatio(double ratio);
 
 /// A change's value in words: "8", "1f1b", "16x16x32" (a list of numbers), "x,y" (of names),
-/// "(none)" for null.
+/// "gpus_per_node 8, nodes 2048" (an object of plain values), "(none)" for null.
 std::string changeValueText(const nlohmann::json &value);
 
 /// The comparison document (Meshplan's own; plan-format.md names only the command):

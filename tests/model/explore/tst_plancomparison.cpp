@@ -306,6 +306,7 @@ private slots:
         QCOMPARE(changeValueText(json({16, 16, 32})), std::string("16x16x32"));
         QCOMPARE(changeValueText(json({"x", "y"})), std::string("x,y"));
         QCOMPARE(changeValueText(json(true)), std::string("yes"));
+        QCOMPARE(changeValueText(json{{"nodes", 2048}, {"gpus_per_node", 8}}), std::string("gpus_per_node 8, nodes 2048"));
     }
 };
 
