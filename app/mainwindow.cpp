@@ -354,11 +354,15 @@ void MainWindow::createCompareActions()
     m_clearBaselineAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B));
     m_clearBaselineAction->setEnabled(false);
     connect(m_comparer, &PlanComparer::baselineChanged, m_clearBaselineAction, &QAction::setEnabled);
-    QToolBar *bar = addToolBar(tr("Compare"));
+    // On the menu bar's free right end rather than in a row of its own, which would take the
+    // height the palettes need at 1024x700.
+    auto *bar = new QToolBar(tr("Compare"), this);
     bar->setObjectName(QStringLiteral("compareToolBar"));
-    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->setContentsMargins(0, 0, 0, 0);
     bar->addAction(pin);
     bar->addAction(m_clearBaselineAction);
+    menuBar()->setCornerWidget(bar, Qt::TopRightCorner);
 }
 
 bool MainWindow::pinBaseline()

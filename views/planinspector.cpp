@@ -246,7 +246,6 @@ PlanInspector::PlanInspector(QWidget *parent)
     // The whole run (workload.train_tokens), in billions: the summary then gives days and cost
     // to train. "none" removes the key.
     auto *trainTokens = new QDoubleSpinBox(m_training);
-    trainTokens->setObjectName(QStringLiteral("trainTokens"));
     trainTokens->setRange(0, 1e6);
     trainTokens->setDecimals(0);
     trainTokens->setSingleStep(100);

@@ -24,6 +24,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QLabel>
@@ -1289,6 +1290,22 @@ private slots:
         QVERIFY(!window().comparer()->hasBaseline());
         QVERIFY(!view->showsComparison());
         QVERIFY(!clear->isEnabled());
+    }
+
+    void tokensToTrainGiveDaysAndCost()
+    {
+        // The default plan on v5p at the catalog's $4.20 per chip-hour: a cost per step, no run yet.
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("Cost per step")));
+        QVERIFY(!window().inspector()->summaryText().contains(QStringLiteral("Training run")));
+        auto *tokens = window().inspector()->findChild<QDoubleSpinBox *>(QStringLiteral("/workload/train_tokens"));
+        QVERIFY(tokens);
+        QCOMPARE(tokens->specialValueText(), QStringLiteral("none"));
+        tokens->setValue(15000); // billions: LLaMA-3's 15T tokens
+        QVERIFY(doc().json()["workload"]["train_tokens"] == json(15'000'000'000'000));
+        QVERIFY(doc().evaluation()->run);
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("Training run")));
+        tokens->setValue(0); // "none" removes the key again
+        QVERIFY(!doc().json()["workload"].contains("train_tokens"));
     }
 
     void comparesTwoGivenPlans()
