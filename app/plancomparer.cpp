@@ -8,6 +8,9 @@
 #include "rooflinechart.h"
 #include "timelinechart.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace meshplan::app {
 
 namespace {
@@ -27,6 +30,7 @@ PlanComparer::PlanComparer(PlanDocument *document, views::CompareView *view, QOb
     m_timer.setSingleShot(true);
     m_timer.setInterval(0);
     connect(&m_timer, &QTimer::timeout, this, &PlanComparer::update);
+    connect(m_view, &views::CompareView::chartShown, this, &PlanComparer::feedCandidate);
     connect(m_document, &PlanDocument::changed, this, [this] {
         if (followsDocument()) {
             m_stale = true;
@@ -111,18 +115,33 @@ void PlanComparer::update()
     m_view->setComparison(*m_comparison, tr("Baseline"), titleOf(*m_baseline),
                           m_candidate ? tr("Candidate") : tr("Open plan"), titleOf(candidate));
     using Side = views::CompareView::Side;
-    // An edit of the open plan redraws its side only.
+    // An edit of the open plan redraws its side only, and of that the chart on screen.
     if (!m_baselineFed) {
         feedMemory(m_view->memoryChart(Side::Baseline), a);
         feedTimeline(m_view->timelineChart(Side::Baseline), *m_baseline, a);
         feedRoofline(m_view->rooflineChart(Side::Baseline), *m_baseline, a);
-        m_view->sideFed(Side::Baseline);
+        m_view->chartFed(Side::Baseline, 0);
+        m_view->chartFed(Side::Baseline, 1);
         m_baselineFed = true;
     }
-    feedMemory(m_view->memoryChart(Side::Candidate), b);
-    feedTimeline(m_view->timelineChart(Side::Candidate), candidate, b);
-    feedRoofline(m_view->rooflineChart(Side::Candidate), candidate, b);
-    m_view->sideFed(Side::Candidate);
+    std::fill(std::begin(m_candidateFed), std::end(m_candidateFed), false);
+    feedCandidate(m_view->currentChart());
+}
+
+void PlanComparer::feedCandidate(int page)
+{
+    if (!m_comparison || page < 0 || page > 2 || m_candidateFed[page])
+        return;
+    const model::Plan &plan = m_candidate ? *m_candidate : m_document->plan();
+    const model::Evaluation &evaluation = m_candidate ? *m_candidateEvaluation : *m_document->evaluation();
+    using Side = views::CompareView::Side;
+    switch (page) {
+    case 0: feedMemory(m_view->memoryChart(Side::Candidate), evaluation); break;
+    case 1: feedTimeline(m_view->timelineChart(Side::Candidate), plan, evaluation); break;
+    case 2: feedRoofline(m_view->rooflineChart(Side::Candidate), plan, evaluation); break;
+    }
+    m_candidateFed[page] = true;
+    m_view->chartFed(Side::Candidate, page);
     m_view->alignCharts();
 }
 

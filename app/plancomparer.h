@@ -50,6 +50,11 @@ public:
     /// shown: call this again then).
     void scheduleUpdate();
 
+private:
+    /// Feeds the open (or fixed) candidate's chart of `page` (CompareView::currentChart) unless
+    /// it is up to date; only the page on screen is fed after an edit.
+    void feedCandidate(int page);
+
 signals:
     /// A baseline was pinned or cleared (the window enables its actions).
     void baselineChanged(bool pinned);
@@ -64,6 +69,7 @@ private:
     std::optional<model::PlanComparison> m_comparison;
     bool m_stale = true;
     bool m_baselineFed = false; ///< the baseline's charts drawn (they change only with the baseline)
+    bool m_candidateFed[3] = {}; ///< per chart page, the candidate's chart drawn since the last update
     QTimer m_timer;
 };
 

@@ -114,6 +114,7 @@ CompareView::CompareView(QWidget *parent)
     // Side by side too: a dock is short, and each timeline needs the height for its lanes.
     m_charts->addTab(pair(Qt::Horizontal, m_captions[2], m_timeline[0], m_captions[3], m_timeline[1]), tr("Timeline"));
     m_charts->addTab(pair(Qt::Horizontal, m_captions[4], m_roofline[0], m_captions[5], m_roofline[1]), tr("Roofline"));
+    connect(m_charts, &QTabWidget::currentChanged, this, &CompareView::chartShown);
     split->addWidget(m_charts);
     split->setStretchFactor(0, 5);
     split->setStretchFactor(1, 6);
@@ -216,7 +217,6 @@ void CompareView::setComparison(const model::PlanComparison &comparison, const Q
                 QString()},
                0, QString());
     recolour();
-    m_table->resizeRowsToContents();
     // Every column readable: the table keeps its contents' width and the charts take the rest.
     m_table->resizeColumnsToContents();
     int width = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width();
@@ -249,11 +249,22 @@ void CompareView::changeEvent(QEvent *event)
         recolour();
         // The charts rebuild on their own palette change, back to their own ranges.
         QTimer::singleShot(0, this, [this] {
-            sideFed(Side::Baseline);
-            sideFed(Side::Candidate);
+            for (Side side : {Side::Baseline, Side::Candidate})
+                for (int page = 0; page < 2; ++page)
+                    chartFed(side, page);
             alignCharts();
         });
     }
+}
+
+int CompareView::currentChart() const
+{
+    return m_charts->currentIndex();
+}
+
+void CompareView::setCurrentChart(int page)
+{
+    m_charts->setCurrentIndex(page);
 }
 
 MemoryChart *CompareView::memoryChart(Side side) const
@@ -271,13 +282,15 @@ RooflineChart *CompareView::rooflineChart(Side side) const
     return m_roofline[side == Side::Baseline ? 0 : 1];
 }
 
-void CompareView::sideFed(Side side)
+void CompareView::chartFed(Side side, int page)
 {
     const int i = side == Side::Baseline ? 0 : 1;
-    m_memoryTop[i] = m_memory[i]->chipKinds().empty() ? 0 : m_memory[i]->yAxis->range().upper;
+    if (page == 0)
+        m_memoryTop[i] = m_memory[i]->chipKinds().empty() ? 0 : m_memory[i]->yAxis->range().upper;
     // Each timeline reads in its own unit (s, ms, µs): its span in seconds.
-    m_timelineSeconds[i] = m_timeline[i]->timeline().segments.empty()
-                               ? 0 : m_timeline[i]->xAxis->range().upper * m_timeline[i]->timeUnit();
+    if (page == 1)
+        m_timelineSeconds[i] = m_timeline[i]->timeline().segments.empty()
+                                   ? 0 : m_timeline[i]->xAxis->range().upper * m_timeline[i]->timeUnit();
 }
 
 void CompareView::alignCharts()

@@ -44,11 +44,16 @@ public:
     MemoryChart *memoryChart(Side side) const;
     TimelineChart *timelineChart(Side side) const;
     RooflineChart *rooflineChart(Side side) const;
-    /// Notes the ranges the charts of `side` chose for themselves; call after feeding them.
-    void sideFed(Side side);
+    /// Notes the range the chart of `side` on `page` (0 memory, 1 timeline, 2 roofline) chose
+    /// for itself; call after feeding it, before alignCharts.
+    void chartFed(Side side, int page);
     /// Puts both memory charts on one GiB scale and both timelines on one time scale (the larger
     /// of the two sides' own), so that bars and lanes compare by eye.
     void alignCharts();
+
+    /// The chart page on screen: 0 memory, 1 timeline, 2 roofline.
+    int currentChart() const;
+    void setCurrentChart(int page);
 
     QTableWidget *table() const { return m_table; }
     /// The row of a summary number ("step.time_s") or a change ("change:parallelism.tensor"),
@@ -63,6 +68,8 @@ signals:
     /// The user asked to pin the open plan as the baseline, or to clear it (the window decides).
     void pinRequested();
     void clearRequested();
+    /// Chart page `page` came on screen (its charts may need feeding).
+    void chartShown(int page);
 
 protected:
     void changeEvent(QEvent *event) override;

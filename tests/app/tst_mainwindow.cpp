@@ -1264,13 +1264,18 @@ private slots:
         QVERIFY(view->table()->item(view->rowOf(QStringLiteral("step.time_s")), View::Difference)->foreground().color()
                 != view->table()->item(view->rowOf(QStringLiteral("chips")), View::Difference)->foreground().color());
 
-        // The charts of both sides, the timelines on one time scale.
+        // The charts of both sides: the page on screen (memory) follows the edit at once, the
+        // others when shown; the timelines on one time scale.
+        QCOMPARE(view->currentChart(), 0);
         QCOMPARE(view->memoryChart(Side::Candidate)->chipKinds().front().memory.params,
                  doc().evaluation()->perChip.front().memory.params);
         QVERIFY(view->memoryChart(Side::Baseline)->chipKinds().front().memory.params
                 != view->memoryChart(Side::Candidate)->chipKinds().front().memory.params);
         QVERIFY(!view->rooflineChart(Side::Baseline)->roofline().points.empty());
+        QVERIFY(view->rooflineChart(Side::Candidate)->roofline().points.empty()); // not shown yet
+        view->setCurrentChart(2);
         QVERIFY(!view->rooflineChart(Side::Candidate)->roofline().points.empty());
+        view->setCurrentChart(1);
         auto *ta = view->timelineChart(Side::Baseline);
         auto *tb = view->timelineChart(Side::Candidate);
         QVERIFY(!ta->timeline().segments.empty() && !tb->timeline().segments.empty());
