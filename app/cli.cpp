@@ -52,6 +52,9 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                serving: latency against throughput across batch sizes
   cheapest PLAN.meshplan --latency SECONDS [--max-chips N] [--json]
                                                serving: the cheapest deployment within a per-token latency
+  compare BASELINE.meshplan CANDIDATE.meshplan [--json] [--ideal]
+                                               two plans side by side: every summary number with
+                                               its difference and ratio, then what changed
   render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark] [--no-title]
                                                draws a chart of the plan (no display needed), titled
                                                with the plan; text grows with sizes past 1200x750
@@ -112,6 +115,7 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
         {"evaluate", {"--json", "--repeat", "--ideal"}},
         {"sweep", {"--json", "--batches", "--ideal"}},
         {"cheapest", {"--json", "--latency", "--max-chips", "--ideal"}},
+        {"compare", {"--json", "--ideal"}},
     };
     return table;
 }
@@ -474,6 +478,9 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
     } catch (const UsageError &e) {
         return fail(e.path, e.message);
     }
+
+    if (command == "compare")
+        return runCompare(positional, asJson, ideal, out, err);
 
     if (command == "model") {
         try {

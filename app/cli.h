@@ -18,6 +18,10 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
 /// QApplication. Same exit codes and error style as runCli.
 int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
+/// Runs `compare BASELINE CANDIDATE` once runCli has read its options (clicompare.cpp): the
+/// summary numbers of both results with differences and ratios, then what changed.
+int runCompare(const std::vector<std::string> &files, bool asJson, bool ideal, std::ostream &out, std::ostream &err);
+
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 model::Expected<model::Plan> loadPlan(const std::string &file);
 
