@@ -57,6 +57,9 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                the best parallelizations of the plan's model on its
                                                cluster (serving: up to N chips), ranked, with the
                                                Pareto front; --save-best writes the best plan
+  compare BASELINE.meshplan CANDIDATE.meshplan [--json] [--ideal]
+                                               two plans side by side: every summary number with
+                                               its difference and ratio, then what changed
   render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark] [--no-title]
                                                draws a chart of the plan (no display needed), titled
                                                with the plan; text grows with sizes past 1200x750
@@ -121,6 +124,7 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
         {"sweep", {"--json", "--batches", "--ideal"}},
         {"cheapest", {"--json", "--latency", "--max-chips", "--ideal"}},
         {"search", {"--json", "--objective", "--latency", "--max-chips", "--top", "--save-best", "--ideal"}},
+        {"compare", {"--json", "--ideal"}},
     };
     return table;
 }
@@ -483,6 +487,9 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
     } catch (const UsageError &e) {
         return fail(e.path, e.message);
     }
+
+    if (command == "compare")
+        return runCompare(positional, asJson, ideal, out, err);
 
     if (command == "model") {
         try {

@@ -22,6 +22,9 @@ int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostr
 /// with runCli's parsed options (`args` keyed as its option table); same exit codes and errors.
 int runSearch(const std::vector<std::string> &positional, const nlohmann::json &args, bool asJson, bool ideal,
               std::ostream &out, std::ostream &err);
+/// Runs `compare BASELINE CANDIDATE` once runCli has read its options (clicompare.cpp): the
+/// summary numbers of both results with differences and ratios, then what changed.
+int runCompare(const std::vector<std::string> &files, bool asJson, bool ideal, std::ostream &out, std::ostream &err);
 
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 model::Expected<model::Plan> loadPlan(const std::string &file);

@@ -1,5 +1,6 @@
 // meshplan: the desktop planner. `meshplan [FILE]` opens a plan (or the default plan);
-// `meshplan --screenshot OUT.png [--size WxH] [FILE]` renders the window offscreen and exits.
+// `meshplan --screenshot OUT.png [--size WxH] [--compare BASELINE] [FILE]` renders the window
+// offscreen and exits.
 #include "atomicwrite.h"
 #include "mainwindow.h"
 #include "meshcanvas.h"
@@ -70,9 +71,13 @@ int run(int argc, char **argv)
     QCommandLineOption sizeOption(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     QCommandLineOption darkOption(QStringLiteral("dark"), QStringLiteral("Start with the dark theme."));
+    QCommandLineOption compareOption(QStringLiteral("compare"),
+                                     QStringLiteral("Pin this plan as the baseline and show the Compare tab."),
+                                     QStringLiteral("BASELINE.meshplan"));
     parser.addOption(shotOption);
     parser.addOption(sizeOption);
     parser.addOption(darkOption);
+    parser.addOption(compareOption);
     parser.process(app);
 
     const QStringList files = parser.positionalArguments();
@@ -102,6 +107,8 @@ int run(int argc, char **argv)
         window.setRecordsRecentFiles(false);
         if (!files.isEmpty() && !window.openFile(files.front()))
             return fail(window.lastError());
+        if (parser.isSet(compareOption) && !window.pinBaselineFile(parser.value(compareOption)))
+            return fail(QStringLiteral("--compare: %1").arg(window.lastError()));
         window.resize(size);
         window.show();
         QApplication::processEvents();
@@ -124,6 +131,8 @@ int run(int argc, char **argv)
     window.show();
     if (!files.isEmpty())
         window.openFile(files.front());
+    if (parser.isSet(compareOption))
+        window.pinBaselineFile(parser.value(compareOption));
     // After a crash the unsaved work is offered whichever file the user opens Meshplan with.
     QTimer::singleShot(0, &window, &meshplan::app::MainWindow::offerRecovery);
     return app.exec();

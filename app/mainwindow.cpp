@@ -6,6 +6,8 @@
 #include "chartfeed.h"
 #include "chartpanel.h"
 #include "chartstyle.h"
+#include "cli.h"
+#include "compareview.h"
 #include "cost/oproofline.h"
 #include "hardware/chipcatalog.h"
 #include "plan/degreechanges.h"
@@ -15,6 +17,7 @@
 #include "memorychart.h"
 #include "meshcanvas.h"
 #include "palettes.h"
+#include "plancomparer.h"
 #include "plandocument.h"
 #include "planfilename.h"
 #include "planinspector.h"
@@ -43,6 +46,7 @@
 #include <QShowEvent>
 #include <QStatusBar>
 #include <QStyle>
+#include <QToolBar>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -198,6 +202,7 @@ void MainWindow::createDocks()
                 scheduleCharts();
         });
     }
+    createCompareDock();
     first->raise();
     connect(m_sweepByChips, &QComboBox::currentIndexChanged, this, [this] {
         m_chartsFed.fill(false);
@@ -307,6 +312,8 @@ void MainWindow::createActions()
     for (QDockWidget *d : findChildren<QDockWidget *>())
         m_viewMenu->addAction(d->toggleViewAction());
 
+    createCompareActions();
+
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Meshplan"), this, [this] {
         QMessageBox::about(this, tr("About Meshplan"),
@@ -315,6 +322,91 @@ void MainWindow::createActions()
                                .arg(QApplication::applicationVersion()));
     });
     updateRecentMenu();
+}
+
+void MainWindow::createCompareDock()
+{
+    m_compareView = new views::CompareView(this);
+    m_comparer = new PlanComparer(m_document, m_compareView, this);
+    m_compareDock = new QDockWidget(tr("Compare"), this);
+    m_compareDock->setObjectName(QStringLiteral("compareDock"));
+    m_compareDock->setWidget(m_compareView);
+    addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
+    tabifyDockWidget(m_chartDocks.front(), m_compareDock);
+    connect(m_compareDock, &QDockWidget::visibilityChanged, m_comparer, [this](bool visible) {
+        if (visible)
+            m_comparer->scheduleUpdate();
+    });
+    connect(m_compareView, &views::CompareView::pinRequested, this, &MainWindow::pinBaseline);
+    connect(m_compareView, &views::CompareView::clearRequested, this, &MainWindow::clearBaseline);
+}
+
+void MainWindow::createCompareActions()
+{
+    QMenu *menu = menuBar()->addMenu(tr("&Compare"));
+    QAction *pin = menu->addAction(tr("&Pin as baseline"), this, &MainWindow::pinBaseline);
+    pin->setObjectName(QStringLiteral("pinBaselineAction"));
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    pin->setToolTip(tr("Pin the open plan as the baseline: the Compare tab then shows every number of the plan "
+                       "as you edit it against the pinned one"));
+    m_clearBaselineAction = menu->addAction(tr("&Clear baseline"), this, &MainWindow::clearBaseline);
+    m_clearBaselineAction->setObjectName(QStringLiteral("clearBaselineAction"));
+    m_clearBaselineAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_B));
+    m_clearBaselineAction->setEnabled(false);
+    connect(m_comparer, &PlanComparer::baselineChanged, m_clearBaselineAction, &QAction::setEnabled);
+    // On the menu bar's free right end rather than in a row of its own, which would take the
+    // height the palettes need at 1024x700.
+    auto *bar = new QToolBar(tr("Compare"), this);
+    bar->setObjectName(QStringLiteral("compareToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->setContentsMargins(0, 0, 0, 0);
+    bar->addAction(pin);
+    bar->addAction(m_clearBaselineAction);
+    menuBar()->setCornerWidget(bar, Qt::TopRightCorner);
+}
+
+bool MainWindow::pinBaseline()
+{
+    if (auto error = m_comparer->pin()) {
+        reportError(tr("Cannot pin the baseline"), *error);
+        return false;
+    }
+    m_compareDock->show();
+    m_compareDock->raise();
+    statusBar()->showMessage(tr("Pinned as the baseline: edits are now compared with it (Compare tab)"), 5000);
+    return true;
+}
+
+bool MainWindow::pinBaselineFile(const QString &path)
+{
+    const auto plan = loadPlan(path.toStdString());
+    if (!plan) {
+        reportError(tr("Cannot pin the baseline"), QStringLiteral("%1: %2").arg(path, qs(plan.error().toString())));
+        return false;
+    }
+    if (auto error = m_comparer->pin(*plan)) {
+        reportError(tr("Cannot pin the baseline"), QStringLiteral("%1: %2").arg(path, *error));
+        return false;
+    }
+    m_compareDock->show();
+    m_compareDock->raise();
+    return true;
+}
+
+void MainWindow::clearBaseline()
+{
+    m_comparer->clear();
+}
+
+bool MainWindow::showComparison(const model::Plan &baseline, const model::Plan &candidate)
+{
+    if (auto error = m_comparer->compare(baseline, candidate)) {
+        reportError(tr("Cannot compare"), *error);
+        return false;
+    }
+    m_compareDock->show();
+    m_compareDock->raise();
+    return true;
 }
 
 void MainWindow::setDarkTheme(bool dark)

@@ -23,8 +23,13 @@ class QMenu;
 class QComboBox;
 class QCustomPlot;
 
+namespace meshplan::model {
+struct Plan;
+}
+
 namespace meshplan::views {
 class CardList;
+class CompareView;
 class MemoryChart;
 class RooflineChart;
 class SweepChart;
@@ -36,6 +41,7 @@ class PlanInspector;
 namespace meshplan::app {
 
 class Autosaver;
+class PlanComparer;
 class PlanDocument;
 
 class MainWindow : public QMainWindow
@@ -101,6 +107,20 @@ public:
     bool editKind(const std::string &kind);
     bool editServing(const std::string &mode);
 
+    // Comparing two plans (the Compare dock, beside the charts).
+    /// Pins the open plan as the baseline: the Compare dock then follows every edit. False, with
+    /// lastError(), when the plan cannot be evaluated.
+    bool pinBaseline();
+    /// Pins the plan in `path` as the baseline (`meshplan --compare FILE`).
+    bool pinBaselineFile(const QString &path);
+    void clearBaseline();
+    /// Shows `candidate` against `baseline`, both fixed, in the Compare dock and raises it: two
+    /// search results, or a result against the open plan (pass document()->plan() as one side).
+    bool showComparison(const model::Plan &baseline, const model::Plan &candidate);
+    PlanComparer *comparer() const { return m_comparer; }
+    views::CompareView *compareView() const { return m_compareView; }
+    QDockWidget *compareDock() const { return m_compareDock; }
+
 protected:
     void closeEvent(QCloseEvent *event) override;
     void showEvent(QShowEvent *event) override;
@@ -109,6 +129,8 @@ protected:
 
 private:
     void createDocks();
+    void createCompareDock();
+    void createCompareActions();
     void scheduleCharts();
     void createActions();
     void refresh();
@@ -162,6 +184,10 @@ private:
     bool m_recordsRecent = true;
     std::string m_selectedOp;   ///< the operation picked in a chart, by name ("" for none)
     std::string m_selectedKind;
+    views::CompareView *m_compareView = nullptr;
+    PlanComparer *m_comparer = nullptr;
+    QDockWidget *m_compareDock = nullptr;
+    QAction *m_clearBaselineAction = nullptr;
 };
 
 } // namespace meshplan::app

@@ -27,6 +27,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace meshplan::views {
 
@@ -241,6 +242,23 @@ PlanInspector::PlanInspector(QWidget *parent)
     connect(stack, &QComboBox::activated, this, [this, stack] {
         const QString name = stack->currentData().toString();
         emit fieldEdited(tr("Set software stack"), "/workload/stack", name.isEmpty() ? json() : json(name.toStdString()), -1);
+    });
+    // The whole run (workload.train_tokens), in billions: the summary then gives days and cost
+    // to train. "none" removes the key.
+    auto *trainTokens = new QDoubleSpinBox(m_training);
+    trainTokens->setRange(0, 1e6);
+    trainTokens->setDecimals(0);
+    trainTokens->setSingleStep(100);
+    trainTokens->setSuffix(tr(" B"));
+    trainTokens->setSpecialValueText(tr("none"));
+    addField(tf, tr("Tokens to train"), "/workload/train_tokens", trainTokens,
+             tr("The tokens of the whole training run, in billions (15,000 B for LLaMA-3): the summary gives the "
+                "days and, at the chip's price per hour, the cost to train."),
+             [trainTokens](const json &v) { trainTokens->setValue(v.is_number() ? v.get<double>() / 1e9 : 0.0); });
+    const int tokensKey = m_nextMergeKey++;
+    connect(trainTokens, &QDoubleSpinBox::valueChanged, this, [this, tokensKey](double billions) {
+        emit fieldEdited(tr("Tokens to train"), "/workload/train_tokens",
+                         billions > 0 ? json(static_cast<std::int64_t>(std::llround(billions * 1e9))) : json(), tokensKey);
     });
     layout->addWidget(m_training);
 

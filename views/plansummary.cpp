@@ -118,6 +118,9 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
             html += row(tr("  pipeline bubble"), secs(s.bubble));
         html += row(tr("MFU"), percent(e.mfu));
         html += row(tr("Tokens/s"), rate(e.tokensPerS));
+        if (e.costPerStep > 0) // at the plan's price per chip-hour; fractions of a cent on small clusters
+            html += row(tr("Cost per step"), e.costPerStep < 1 ? QStringLiteral("$") + QString::number(e.costPerStep, 'g', 3)
+                                                                : dollars(e.costPerStep));
         if (e.run) {
             QString run = tr("%1 days").arg(QString::number(e.run->days, 'g', 3));
             if (e.run->cost > 0)

@@ -107,6 +107,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
             return *error;
         if (auto error = checkNumbers(out, true))
             return *error;
+        out.costPerStep = double(out.chips) * out.step.time / 3600.0 * plan.pricePerChipHour;
         if (plan.training.trainTokens > 0 && out.step.tokens > 0) {
             TrainingRun run;
             run.tokens = double(plan.training.trainTokens);
@@ -248,7 +249,8 @@ json evaluationToJson(const Evaluation &e, bool training)
                             {"steps", finite(e.run->steps)},
                             {"time_s", finite(e.run->timeS)},
                             {"days", finite(e.run->days)},
-                            {"cost", finite(e.run->cost)}};
+                            {"cost", finite(e.run->cost)},
+                            {"cost_per_step", finite(e.costPerStep)}};
     }
     if (e.inference) {
         const InferenceResult &i = *e.inference;

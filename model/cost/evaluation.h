@@ -157,6 +157,10 @@ struct Evaluation {
     StepTime step;
     double mfu = 0;
     double tokensPerS = 0;
+    /// Training at a price (the catalog's or hardware.price_per_hour): chips x step time x price
+    /// per chip-hour / 3600; 0 without a price. The result carries it as train.cost_per_step in
+    /// the train block (a plan with workload.train_tokens); the summary and comparisons always.
+    double costPerStep = 0;
     std::string bound;               ///< compute, hbm, ici, dcn, nvlink, scale-out, memory-capacity
     std::vector<CollectiveUse> collectives;
     std::vector<Warning> warnings;

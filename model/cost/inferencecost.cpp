@@ -82,6 +82,8 @@ private:
     Phase decodeStep(double batch, double context, bool record);
     /// The prompt's forward pass for `sequences` sequences on one replica.
     Phase prefill(double sequences, bool record);
+    /// The weight matmuls' mean 1 / efficiency at their shapes in a prefill (1 in the ideal model).
+    double prefillMatmulShape() const;
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
@@ -391,7 +393,9 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Causal attention over the prompt: on average each token attends to half of it.
     const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
-    ph.flops = (2.0 * matmulParams + attention) * tokens / (lanes * m_peak);
+    // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
+    // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
+    ph.flops = (2.0 * matmulParams * prefillMatmulShape() + attention) * tokens / (lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
     const double pipelineFactor = (sequences + m_pp - 1.0) / sequences;
     ph.flops *= pipelineFactor;
@@ -454,6 +458,28 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     }
     ph.comms = comms;
     return ph;
+}
+
+double InferenceCost::prefillMatmulShape() const
+{
+    if (m_mode == CostMode::Ideal)
+        return 1.0;
+    const ModelSpec &m = m_model;
+    const double tp = m_tp;
+    const double d = double(m.dModel);
+    const double attnOut = double(m.heads) * (m.mla ? double(m.mla->vHeadDim) : double(m.headDim)) / tp;
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+    const double f = (m.moe ? double(m.moe->dFfExpert) : double(m.dFf)) / tp;
+    // One layer's matmuls per token, forward: q/k/v and the MLP's up projection reduce over
+    // d_model, the output projection over the attention output, the down projection over d_ff.
+    const double qkv = 2.0 * d * (double(m.heads) + 2.0 * m.kvHeads) * double(m.headDim) / tp;
+    const double gemms[4][2] = {{qkv, d}, {2.0 * attnOut * d, attnOut}, {2.0 * (width - 1.0) * d * f, d}, {2.0 * f * d, f}};
+    double flops = 0, weighted = 0;
+    for (const auto &g : gemms) {
+        flops += g[0];
+        weighted += g[0] / m_chip.matmulShapeEfficiency(g[1], m_spec.computeDtype);
+    }
+    return weighted / flops;
 }
 
 std::optional<Error> InferenceCost::run()

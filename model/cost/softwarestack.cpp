@@ -50,4 +50,22 @@ double elementwiseTrafficShare(std::string_view stack)
     return 0.5;
 }
 
+bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel)
+{
+    // Transformer Engine splits each sequence-parallel all-gather and reduce-scatter into chunks
+    // that ride beside the pieces of the matmul (userbuffers). It needs sequence parallelism and
+    // two or more tensor ranks: the overlap "silently disables itself when sequence parallelism
+    // is off or TP < 2" (Megatron-Bridge docs/training/communication-overlap.md). NeMo's and
+    // Megatron-Bridge's performance recipes turn it on for every GPU they publish (the
+    // COMM_OVERLAP_CONFIG_MAP of userbuffers configs for LLaMA-3 70B and 405B on H100, B200 and
+    // GB200 in scripts/performance). Megatron-LM leaves it to a flag (--tp-comm-overlap), and the
+    // published Megatron-LM runs predate it; torchtitan's async TP is an opt-in flag too. With
+    // no stack named the plan decides: Meta's LLaMA-3 405B runs on 8,192 and 16,384 H100s (their
+    // own stack) come out 20-30% fast when their sequence-parallel collectives are hidden. XLA on
+    // TPUs is left as the MaxText runs were calibrated.
+    if (chip.isTpu() || tensor < 2 || !sequenceParallel)
+        return false;
+    return stack == "nemo";
+}
+
 } // namespace meshplan::model

@@ -21,4 +21,10 @@ std::string_view attentionKernelFor(const Chip &chip, std::string_view stack);
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel.
 double elementwiseTrafficShare(std::string_view stack);
 
+/// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself
+/// (Transformer Engine's userbuffers in NeMo's performance recipes), for a plan with tensor
+/// degree `tensor` and sequence parallelism on or off. A plan can always ask for the overlap
+/// (parallelism.tensor_overlap); this says where the stack does it unasked (NeMo only).
+bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel);
+
 } // namespace meshplan::model

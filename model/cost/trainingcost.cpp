@@ -35,6 +35,11 @@ constexpr double kFlashBackwardFactor = 2.5;
 // 1), backward cast of the gradient (read 2, write 1) and the transposed fp8 copy (write 1, read 1)
 // that the weight-gradient matmul reads (Transformer Engine's fused cast-transpose kernels).
 constexpr double kFp8CastBytes = 8.0;
+// Every weight-matmul kernel also pays a fixed time, whatever its size: launch, ramp and tail.
+// DeepSeek's DeepGEMM H800 table fits t = t0 + 2MN(K + K0)/R with t0 = 2.0 us (OpenXLA's H100
+// table gives 6 us, its timing harness included); it shows only where a chip's microbatch is
+// small. GPUs only: a TPU step is one compiled program.
+constexpr double kMatmulLaunchS = 2.0e-6;
 
 double ceilDiv(double a, double b)
 {
@@ -59,6 +64,14 @@ struct LayerCost {
     double linearInputs = 0;   ///< elements per token entering the layer's weight matmuls (cast to fp8 in fp8 recipes)
     double qkvWidth = 0;       ///< per token: the queries, keys and values the projection writes
     double attnOutWidth = 0;   ///< per token: the attention output the output projection reads
+    /// The weight matmuls' rate for their shapes: 1 / efficiency, weighted by FLOPs, over the
+    /// forward's matmuls (depth K) and over the backward's (depths N for the input gradient and
+    /// the microbatch's tokens for the weight gradient); the routed experts' separately.
+    double matmulShape = 1;
+    double matmulShapeBackward = 1;
+    double expertShape = 1;
+    double expertShapeBackward = 1;
+    double matmulKernels = 0; ///< weight-matmul kernels of the forward (each pays kMatmulLaunchS)
     /// Per RematTensor (indexed by the enum), per token on this chip: its elements, and the
     /// forward FLOPs that rebuild it from its inputs (at the matmul rate; the routed experts' share
     /// at theirs).
@@ -124,6 +137,8 @@ public:
         const bool ideal = mode == CostMode::Ideal;
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
+        m_tensorOverlap = p.tensorOverlap
+                          || (!ideal && overlapsTensorCollectives(m_chip, plan.training.stack, m_d.tensor, p.sequenceParallel));
     }
 
     std::optional<Error> run();
@@ -150,6 +165,15 @@ private:
     /// DualPipe (DeepSeek-V3 report, section 3.2.1): each rank also holds the mirror stage.
     bool dualPipe() const { return m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1; }
     double layerForwardTime(const LayerCost &layer) const;
+    /// A layer's forward work beside its matmuls: elementwise traffic, naive attention's scores,
+    /// fp8 casts and kernel launches, per microbatch.
+    double layerOverheadTime(const LayerCost &layer) const;
+    /// 1 / the share of the large-K rate a weight matmul of reduction depth `k` reaches (1 in the
+    /// book's ideal model).
+    double shapeInverse(double k, DType type) const;
+    /// The backward's weight matmuls against twice the forward's: their time at their own shapes
+    /// less the forward's doubled, per layer and microbatch.
+    double backwardShapeTime(const LayerCost &layer) const;
     /// A custom policy's recompute per layer and microbatch: the FLOPs of the tensors it rebuilds.
     double customRecomputeTime(const LayerCost &layer) const;
     /// Elements per token of a layer a custom policy keeps in HBM (its input included), or offloads.
@@ -201,6 +225,8 @@ private:
     double m_attnBwdRate = 0;        ///< ... and of its backward pass
     double m_attnBackwardFactor = kBackwardFactor; ///< backward FLOPs over forward FLOPs as the kernel runs them
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
+    /// Tensor-parallel collectives beside the matmuls: asked for by the plan, or done by the stack.
+    bool m_tensorOverlap = false;
 };
 
 std::optional<Error> TrainingCost::validate()
@@ -330,23 +356,88 @@ LayerCost TrainingCost::layerCost(bool moe) const
     const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
                                  : double(m.dFf) / tp;
     c.linearInputs = norms * d + attnOut + mlpHidden;
+
+    // The weight matmuls' shapes, [tokens, K] x [K, N] (book ch. 1): the forward reduces over K,
+    // the input gradient over N and the weight gradient over the microbatch's tokens.
+    struct Gemm {
+        double flops, k, n;
+    };
+    const DType type = m_train.computeDtype;
+    const auto shapes = [&](std::initializer_list<Gemm> gemms, double tokens, double &forward, double &backward) {
+        double flops = 0, fwd = 0, bwd = 0;
+        for (const Gemm &g : gemms) {
+            flops += g.flops;
+            fwd += g.flops * shapeInverse(g.k, type);
+            bwd += g.flops * 0.5 * (shapeInverse(g.n, type) + shapeInverse(tokens, type));
+        }
+        if (flops > 0) {
+            forward = fwd / flops;
+            backward = bwd / flops;
+        }
+    };
+    const double tokens = m_tokensMb;
+    // q/k/v, the output projection, the MLP's up (gate fused) and down projections; a MoE layer
+    // adds the router and runs its routed experts as two grouped matmuls.
+    c.matmulKernels = moe ? (m.moe->sharedExperts > 0 ? 7.0 : 5.0) : 4.0;
+    if (moe) {
+        const MoeSpec &e = *m.moe;
+        const double fe = double(e.dFfExpert) / tp;
+        const double shared = double(e.sharedExperts);
+        shapes({{qkvFlops, d, qkv}, {2.0 * outW, attnOut, d}, {2.0 * d * e.experts, d, double(e.experts)},
+                {2.0 * shared * (width - 1.0) * d * fe, d, shared * (width - 1.0) * fe}, {2.0 * shared * d * fe, fe, d}},
+               tokens, c.matmulShape, c.matmulShapeBackward);
+        // A routed expert's weight gradient reduces over the tokens routed to it from the whole
+        // expert-parallel group.
+        const double expertTokens = tokens * m_d.expert * e.expertsPerToken / double(e.experts);
+        shapes({{2.0 * (width - 1.0) * d * fe, d, (width - 1.0) * fe}, {2.0 * d * fe, fe, d}}, expertTokens,
+               c.expertShape, c.expertShapeBackward);
+    } else {
+        const double f = double(m.dFf) / tp;
+        shapes({{qkvFlops, d, qkv}, {2.0 * outW, attnOut, d}, {2.0 * (width - 1.0) * d * f, d, (width - 1.0) * f},
+                {2.0 * d * f, f, d}},
+               tokens, c.matmulShape, c.matmulShapeBackward);
+    }
     return c;
+}
+
+double TrainingCost::shapeInverse(double k, DType type) const
+{
+    if (m_options.mode == CostMode::Ideal)
+        return 1.0;
+    return 1.0 / m_chip.matmulShapeEfficiency(k, type);
+}
+
+double TrainingCost::backwardShapeTime(const LayerCost &layer) const
+{
+    const double dense = layer.matmulFlops * (layer.matmulShapeBackward - layer.matmulShape);
+    const double expert = layer.expertFlops * (layer.expertShapeBackward - layer.expertShape) / m_expertEfficiency;
+    return kBackwardFactor * (dense + expert) * m_tokensMb / m_peak;
 }
 
 double TrainingCost::layerForwardTime(const LayerCost &layer) const
 {
     const double tokens = m_tokensMb;
-    const double flopsTime = (layer.matmulFlops + layer.expertFlops / m_expertEfficiency) * tokens / m_peak
+    const double flopsTime = (layer.matmulFlops * layer.matmulShape + layer.expertFlops * layer.expertShape / m_expertEfficiency)
+                                 * tokens / m_peak
                              + attnCoreTime(layer);
     // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
     const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
+    return std::max(flopsTime, weightTime) + layerOverheadTime(layer);
+}
+
+double TrainingCost::layerOverheadTime(const LayerCost &layer) const
+{
+    const double tokens = m_tokensMb;
     const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_flowBytes / m_hbm;
     const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_flowBytes / m_hbm;
     // An fp8 recipe casts each matmul input (and its gradient, with a transposed copy) per step:
     // charged a third per pass-equivalent here so that forward and backward pay kFp8CastBytes in
     // all (a fully recomputed forward pays its third again, as it casts again).
     const double castTime = m_castBytes / 3.0 * layer.linearInputs * tokens / m_hbm;
-    return std::max(flopsTime, weightTime) + elementwiseTime + scoreTime + castTime;
+    // A TPU runs the step as one compiled program: no kernel launches between its matmuls.
+    const bool launches = m_options.mode == CostMode::Achievable && !m_chip.isTpu();
+    const double launchTime = launches ? kMatmulLaunchS * layer.matmulKernels : 0.0;
+    return elementwiseTime + scoreTime + castTime + launchTime;
 }
 
 double TrainingCost::customRecomputeTime(const LayerCost &layer) const
@@ -359,7 +450,13 @@ double TrainingCost::customRecomputeTime(const LayerCost &layer) const
             (t == RematTensor::Context ? attentionFlops : flops) += layer.rematFlops[at(t)];
             expertFlops += layer.rematExpertFlops[at(t)];
         }
-    return (flops + expertFlops / m_expertEfficiency) * m_tokensMb / m_peak + attentionFlops * m_tokensMb / m_attnFwdRate;
+    // Rebuilding a tensor runs the norms, activations and casts in front of its matmul again: the
+    // layer's non-matmul work in the share of its FLOPs that is rebuilt (all of it, as full remat
+    // pays, when every tensor the backward reads is rebuilt).
+    const double layerFlops = layer.matmulFlops + layer.expertFlops + layer.attnCoreFlops;
+    const double share = layerFlops > 0 ? std::min(1.0, (flops + expertFlops + attentionFlops) / layerFlops) : 0.0;
+    return (flops * layer.matmulShape + expertFlops * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
+           + attentionFlops * m_tokensMb / m_attnFwdRate + share * layerOverheadTime(layer);
 }
 
 double TrainingCost::customSavedElements(const LayerCost &layer) const
@@ -528,10 +625,19 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     const double outW = double(m.heads) * vDim * d / tp;
     const double qkvW = double(m_params.attentionPerLayer) / tp - outW;
     const LayerCost &attn = stageDense > 0 ? dense : sparse;
+    // A matmul's rate for its shape, averaged over its passes: the forward (and its recompute)
+    // reduces over K, the input gradient over N, the weight gradient over the tokens.
+    const auto shaped = [&](double k, double n, double recomputed, DType type, double rate) {
+        const double inverse = ((1.0 + recomputed) * shapeInverse(k, type) + shapeInverse(n, type) + shapeInverse(B, type))
+                               / (1.0 + kBackwardFactor + recomputed);
+        return rate / inverse;
+    };
+    const DType type = m_train.computeDtype;
     addOperation("attention qkv projection", "matmul", 2.0 * B * qkvW, act * B * (d + attn.qkvWidth) + wb * qkvW,
-                 m_peak, stageLayers * passes(recompute.qkv));
+                 shaped(d, attn.qkvWidth, recompute.qkv, type, m_peak), stageLayers * passes(recompute.qkv));
     addOperation("attention output projection", "matmul", 2.0 * B * outW,
-                 act * B * (attn.attnOutWidth + d) + wb * outW, m_peak, stageLayers * passes(recompute.outProj));
+                 act * B * (attn.attnOutWidth + d) + wb * outW, shaped(attn.attnOutWidth, d, recompute.outProj, type, m_peak),
+                 stageLayers * passes(recompute.outProj));
     const double attnBytes =
         act * B * (attn.qkvWidth + attn.attnOutWidth) + m_naivePasses * attn.scoreElements * B * act;
     if (m_attnBackwardFactor == kBackwardFactor && m_attnBwdRate == m_attnFwdRate) {
@@ -551,9 +657,10 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
         const double downW = d * f / tp;
         const double upW = double(m_params.denseMlpPerLayer) / tp - downW;
         addOperation(m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up", "matmul", 2.0 * B * upW,
-                     act * B * (d + (width - 1.0) * f / tp) + wb * upW, m_peak, stageDense * passes(recompute.mlpUp));
-        addOperation("mlp down", "matmul", 2.0 * B * downW, act * B * (f / tp + d) + wb * downW, m_peak,
-                     stageDense * passes(recompute.mlpDown));
+                     act * B * (d + (width - 1.0) * f / tp) + wb * upW,
+                     shaped(d, (width - 1.0) * f / tp, recompute.mlpUp, type, m_peak), stageDense * passes(recompute.mlpUp));
+        addOperation("mlp down", "matmul", 2.0 * B * downW, act * B * (f / tp + d) + wb * downW,
+                     shaped(f / tp, d, recompute.mlpDown, type, m_peak), stageDense * passes(recompute.mlpDown));
         // About one FLOP per element of the intermediates (the step time counts only their bytes).
         addOperation("elementwise", "elementwise", B * dense.elementwise,
                      2.0 * m_elementwiseTraffic * dense.elementwise * B * act, m_peak,
@@ -564,12 +671,16 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
         const double fe = double(e.dFfExpert);
         const double sharedW = double(m_params.moeSharedPerLayer) / tp;
         addOperation("moe router and shared experts", "matmul", 2.0 * B * sharedW,
-                     act * B * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp) + wb * sharedW, m_peak,
+                     act * B * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp) + wb * sharedW,
+                     shaped(d, std::max(double(e.experts), e.sharedExperts * (width - 1.0) * fe / tp), recompute.moeShared,
+                            type, m_peak),
                      stageMoe * passes(recompute.moeShared));
         const double localWeights = double(e.experts) / m_d.expert * double(m_params.expertParams) / tp;
         addOperation("moe routed experts", "matmul", B * sparse.expertFlops,
                      act * B * e.expertsPerToken * (2.0 * d + width * fe / tp) + wb * localWeights,
-                     m_peak * m_expertEfficiency, stageMoe * passes(recompute.moeRouted));
+                     m_peak * m_expertEfficiency * (1.0 + kBackwardFactor + recompute.moeRouted)
+                         / ((1.0 + recompute.moeRouted) * sparse.expertShape + kBackwardFactor * sparse.expertShapeBackward),
+                     stageMoe * passes(recompute.moeRouted));
         addOperation("elementwise (moe layer)", "elementwise", B * sparse.elementwise,
                      2.0 * m_elementwiseTraffic * sparse.elementwise * B * act, m_peak,
                      stageMoe * passes(recompute.elementwise));
@@ -577,7 +688,8 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     // The logits matmul of the last stage: forward and backward, never recomputed.
     const double logitsW = double(m.vocab * m.dModel) / tp;
     addOperation("logits (unembedding)", "matmul", 2.0 * B * logitsW, act * B * (d + double(m.vocab) / tp) + wb * logitsW,
-                 m_peak16, (1.0 + kBackwardFactor) * m_microbatches);
+                 shaped(d, double(m.vocab) / tp, 0.0, m_peak16 == m_peak ? type : DType::Bf16, m_peak16),
+                 (1.0 + kBackwardFactor) * m_microbatches);
 }
 
 void TrainingCost::setKernelRates(bool ideal)
@@ -701,12 +813,16 @@ std::optional<Error> TrainingCost::run()
     // The backward of the weight matmuls is twice their forward; the attention kernel's has its
     // own FLOPs and rate.
     const auto layerBackward = [&](const LayerCost &c, double fwd) {
-        return fwd * kBackwardFactor - kBackwardFactor * attnCoreTime(c) + attnBackwardTime(c);
+        return fwd * kBackwardFactor - kBackwardFactor * attnCoreTime(c) + attnBackwardTime(c) + backwardShapeTime(c);
     };
     const double denseBackward = layerBackward(dense, denseFwd);
     const double sparseBackward = layerBackward(sparse, sparseFwd);
     const auto layerTrain = [&](double fwd, double backward, double recompute) { return fwd + backward + recompute; };
-    const double unembedFwd = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak16;
+    // The logits matmul, forward and backward ([tokens, d] x [d, vocab / TP]), in 16 bits.
+    const DType logitsType = m_peak16 == m_peak ? m_train.computeDtype : DType::Bf16;
+    const double unembedTime = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak16
+                               * (shapeInverse(double(m.dModel), logitsType) + shapeInverse(double(m.vocab) / tp, logitsType)
+                                  + shapeInverse(m_tokensMb, logitsType));
 
     // The busiest stage sets the pace of the pipeline.
     int busiest = 0;
@@ -718,7 +834,7 @@ std::optional<Error> TrainingCost::run()
         double t = denseLayers * layerTrain(denseFwd, denseBackward, denseRecompute)
                    + moeLayers * layerTrain(sparseFwd, sparseBackward, sparseRecompute);
         if (s == m_d.pipeline - 1)
-            t += 3.0 * unembedFwd;
+            t += unembedTime;
         return std::pair{t, denseLayers * denseRecompute + moeLayers * sparseRecompute};
     };
     // Under DualPipe a rank runs half the microbatches through its stage and half through the
@@ -825,7 +941,7 @@ std::optional<Error> TrainingCost::run()
         const double v = m_tokensMb * double(m.dModel) * m_flowBytes;
         const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + tensorRounds);
         const double count = perLayer * stageLayers * mb;
-        const double overlapWindow = m_par.tensorOverlap ? step.compute : 0.0;
+        const double overlapWindow = m_tensorOverlap ? step.compute : 0.0;
         if (m_par.sequenceParallel) {
             const double ag = cost(CollectiveOp::AllGather, spans, v).time;
             const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
@@ -854,7 +970,7 @@ std::optional<Error> TrainingCost::run()
         // Matmul time falls as 1/Y while the activations' collectives do not shrink with Y.
         const double limit = tp * matmulPerLayer / commPerLayer;
         m_out.critical.tensorMaxDegree = limit;
-        if (commPerLayer > matmulPerLayer && !m_par.tensorOverlap) {
+        if (commPerLayer > matmulPerLayer && !m_tensorOverlap) {
             warn("tensor-parallel-limit",
                  "tensor parallelism of " + std::to_string(m_d.tensor) + " spends " + formatSeconds(commPerLayer)
                      + " per layer on activation collectives against " + formatSeconds(matmulPerLayer)

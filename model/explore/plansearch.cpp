@@ -559,11 +559,11 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
         if (times.empty())
             for (const Placement &placed : combo.placed)
                 times.push_back(m_bound.linkTimes(s, placed));
+        const TrainingBound::Layers &layers = shared.layers[knobs[n].layers];
+        constexpr double kUnknown = std::numeric_limits<double>::infinity();
         for (std::int64_t p = 0; p < placements; ++p)
             hidden[static_cast<std::size_t>(p)] = {
-                m_bound.exposedCommunication(s, shared.layers[knobs[n].layers], shared.microbatches[knobs[n].microbatch],
-                                             times[static_cast<std::size_t>(p)]),
-                p};
+                m_bound.exposedCommunication(s, layers, times[static_cast<std::size_t>(p)], kUnknown), p};
         std::sort(hidden.begin(), hidden.end());
         if (local.excludes(b.stepTimeS + hidden.front().first, b.memory, b.stepTimeS + hidden.front().first,
                            Key{comboIndex, i, 0})) {
@@ -575,8 +575,12 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
         double floor = b.stepTimeS;
         double memory = b.memory;
         std::int64_t handled = 0; // placements of this knob pruned or evaluated so far
-        for (const auto &[exposed, p] : hidden) {
+        double stageLimit = kUnknown; // the busiest stage's time per microbatch, once evaluated
+        for (const auto &[unhidden, p] : hidden) {
             ++handled;
+            const double exposed = std::isinf(stageLimit)
+                                       ? unhidden
+                                       : m_bound.exposedCommunication(s, layers, times[static_cast<std::size_t>(p)], stageLimit);
             if (local.excludes(floor + exposed, memory, floor + exposed, Key{comboIndex, i, p})) {
                 counts.pruned += 1;
                 continue;
@@ -598,6 +602,7 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
             ++counts.fits;
             floor = e->step.time - e->step.exposedCommunication;
             memory = e->memory.total;
+            stageLimit = e->step.compute / k.microbatches;
             Found f;
             f.objective = e->step.time;
             f.memory = e->memory.total;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 namespace meshplan::model {
@@ -71,12 +72,14 @@ std::pair<double, double> TrainingBound::layerTime(const Layer &l, const Trainin
     const double flopsTime = (l.matmulFlops + l.expertFlops / m_expertEfficiency) * tokens / m_peak
                              + l.attentionFlops * tokens / attnFwd;
     const double weightTime = l.weightElements * bytesPerElement(m_plan.training.paramDtype) / m_hbm;
-    const double forward = std::max(flopsTime, weightTime)
-                           + 2.0 * m_elementwiseTraffic * l.elementwise * tokens * m_flowBytes / m_hbm
-                           + m_naivePasses * l.scoreElements * tokens * m_flowBytes / m_hbm
-                           + m_castBytes / 3.0 * l.linearInputs * tokens / m_hbm;
+    const double overhead = 2.0 * m_elementwiseTraffic * l.elementwise * tokens * m_flowBytes / m_hbm
+                            + m_naivePasses * l.scoreElements * tokens * m_flowBytes / m_hbm
+                            + m_castBytes / 3.0 * l.linearInputs * tokens / m_hbm;
+    const double forward = std::max(flopsTime, weightTime) + overhead;
     const double core = l.attentionFlops * tokens / attnFwd;
-    const double backward = 2.0 * forward - 2.0 * core + l.attentionFlops * tokens * m_attnBackwardFactor / attnBwd;
+    // Twice the forward's FLOPs and overheads (not the weight reads: the cost model's backward
+    // matmuls may run at a better shape than the forward's, which only its FLOP term carries).
+    const double backward = 2.0 * (flopsTime + overhead) - 2.0 * core + l.attentionFlops * tokens * m_attnBackwardFactor / attnBwd;
     double recompute = 0;
     switch (shape.remat->kind) {
     case Remat::None:
@@ -451,35 +454,30 @@ TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, co
     return out;
 }
 
-double TrainingBound::exposedCommunication(const TrainingShape &shape, const Layers &layers, const Microbatch &micro,
-                                           const LinkTimes &times) const
+double TrainingBound::exposedCommunication(const TrainingShape &shape, const Layers &layers, const LinkTimes &times,
+                                           double layerTimeLimit) const
 {
+    constexpr double kInfinity = std::numeric_limits<double>::infinity();
     const ModelSpec &m = m_plan.model;
     const int pipeline = shape.degrees[static_cast<std::size_t>(Role::Pipeline)];
     double exposed = 2.0 * (pipeline - 1.0) * times.pipeline; // fill and drain
     // FSDP: a gather prefetched behind a layer's forward, gather and reduce-scatter behind its
-    // backward; what outlasts them shows, per layer and microbatch.
+    // backward; what outlasts them shows, per layer and microbatch. Their sum shows at least
+    // what outlasts the layer's whole time, which `layerTimeLimit` bounds from above.
     const auto z = static_cast<std::size_t>(shape.zeroStage >= 3 ? 1 : 0);
-    const auto fsdp = [&](std::size_t moe, double forward, double backward) {
-        const double gather = times.gather[z][moe];
-        return std::max(0.0, gather - forward) + std::max(0.0, gather + times.scatter[z][moe] - backward);
+    const auto fsdp = [&](std::size_t moe, double limit) {
+        return std::max(0.0, 2.0 * times.gather[z][moe] + times.scatter[z][moe] - limit);
     };
-    exposed += shape.microbatches
-               * (layers.fewestDense * fsdp(0, micro.denseForward, micro.denseBackward)
-                  + layers.fewestMoe * fsdp(1, micro.sparseForward, micro.sparseBackward));
-    // Experts: dispatch and combine, forward and backward (and a recomputed forward's), per MoE
-    // layer and microbatch; an overlap hides them behind that layer's compute.
-    if (times.expert > 0) {
-        const RematPolicy &policy = *shape.remat;
-        double rounds = policy.kind == Remat::Full ? 1.0 : 0.0;
-        if (policy.kind == Remat::Custom)
-            rounds = !policy.saved.count(RematTensor::MlpWi) && !policy.offloaded.count(RematTensor::MlpWi) ? 0.5 : 0.0;
-        const double perLayer = 2.0 * (2.0 + rounds) * times.expert;
-        const bool overlap = m_plan.parallelism.expertOverlap || shape.schedule == PipelineSchedule::DualPipe;
-        exposed += layers.fewestMoe * shape.microbatches
-                   * (overlap ? std::max(0.0, perLayer - (micro.sparseForward + micro.sparseBackward)) : perLayer);
-    }
-    if (!m_plan.parallelism.tensorOverlap) {
+    const double denseLimit = layers.fewestDense > 0 ? layerTimeLimit / layers.fewestDense : kInfinity;
+    const double moeLimit = layers.fewestMoe > 0 ? layerTimeLimit / layers.fewestMoe : kInfinity;
+    exposed += shape.microbatches * (layers.fewestDense * fsdp(0, denseLimit) + layers.fewestMoe * fsdp(1, moeLimit));
+    // A stack may overlap the tensor collectives by itself (NeMo's userbuffers), as a plan may ask.
+    const bool tensorOverlap = m_plan.parallelism.tensorOverlap
+                               || (m_mode == CostMode::Achievable
+                                   && overlapsTensorCollectives(m_plan.topology.chip(), m_plan.training.stack,
+                                                                shape.degrees[static_cast<std::size_t>(Role::Tensor)],
+                                                                shape.sequenceParallel));
+    if (!tensorOverlap) {
         // Forward and backward, again for a recomputed forward; the least loaded stage's layers.
         const RematPolicy &policy = *shape.remat;
         const double blocks = m.parallelBlock ? 1.0 : 2.0;

@@ -9,6 +9,7 @@
 #include "plan/plan.h"
 
 #include <array>
+#include <limits>
 
 namespace meshplan::model {
 
@@ -90,14 +91,17 @@ public:
     }
     TrainingBounds bounds(const TrainingShape &shape) const { return bounds(shape, layers(shape)); }
     /// Communication no schedule hides, on a placement: the tensor-parallel activation
-    /// collectives of the least loaded stage (unless tensor_overlap), the pipeline's fill and
-    /// drain, the expert all-to-alls (those that outlast a layer's compute under an overlap),
-    /// and the FSDP weight gathers and gradient reduce-scatters that outlast the layer
-    /// compute they hide behind. At most the evaluated step.exposed_communication_s.
-    double exposedCommunication(const TrainingShape &shape, const Placement &placement) const
+    /// collectives of the least loaded stage (unless overlapped: tensor_overlap, or a stack that
+    /// does it), the pipeline's fill and drain, the expert all-to-alls, and what the FSDP weight
+    /// gathers and gradient reduce-scatters (and the expert all-to-alls under an overlap) take
+    /// beyond the layer compute they hide behind. That compute is bounded from above by
+    /// `computeS`, the step's evaluated compute (step.compute_s) on another placement of the same
+    /// knobs, which every layer of the busiest stage shares: without it (infinity) those terms
+    /// count zero. At most the evaluated step.exposed_communication_s.
+    double exposedCommunication(const TrainingShape &shape, const Placement &placement,
+                                double computeS = std::numeric_limits<double>::infinity()) const
     {
-        const Layers l = layers(shape);
-        return exposedCommunication(shape, l, microbatch(shape, l), linkTimes(shape, placement));
+        return exposedCommunication(shape, layers(shape), linkTimes(shape, placement), computeS / shape.microbatches);
     }
     /// One tensor-parallel activation collective (all-reduce, or all-gather and reduce-scatter
     /// with sequence parallelism), one pipeline send, and a dense and a MoE layer's FSDP weight
@@ -112,8 +116,9 @@ public:
         std::array<std::array<double, 2>, 2> scatter{};
     };
     LinkTimes linkTimes(const TrainingShape &shape, const Placement &placement) const;
-    double exposedCommunication(const TrainingShape &shape, const Layers &layers, const Microbatch &microbatch,
-                                const LinkTimes &times) const;
+    /// The same with the busiest stage's time per microbatch bounded by `layerTimeLimit`.
+    double exposedCommunication(const TrainingShape &shape, const Layers &layers, const LinkTimes &times,
+                                double layerTimeLimit) const;
 
 private:
     Layer layer(const TrainingShape &shape, bool moe) const;

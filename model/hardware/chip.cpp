@@ -59,6 +59,16 @@ double Chip::achievableFlopsFraction(DType type) const
     return achievable.flopsFraction;
 }
 
+double Chip::matmulShapeEfficiency(double k, DType type) const
+{
+    const double overhead = achievable.matmulTileOverheadK;
+    const double peak16 = peakFlops(DType::Bf16);
+    if (overhead <= 0 || peak16 <= 0 || !(k > 0))
+        return 1.0;
+    const double k0 = overhead * std::max(1.0, peakFlops(type) / peak16);
+    return k / (k + k0);
+}
+
 double Chip::peakFlops(DType type) const
 {
     if (const double listed = listedPeakFlops(type); listed > 0)
@@ -216,6 +226,8 @@ Chip readChip(const json &o, const std::string &path)
         fraction("fp8_flops_fraction", c.achievable.eightBitFlopsFraction);
         fraction("matmul_benchmark_fraction", c.achievable.matmulBenchmarkFraction);
         fraction("fp8_matmul_benchmark_fraction", c.achievable.eightBitMatmulBenchmarkFraction);
+        if (jf::has(a, "matmul_tile_overhead_k"))
+            c.achievable.matmulTileOverheadK = jf::positiveNumber(a, "matmul_tile_overhead_k", ap);
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
         fraction("decode_hbm_efficiency", c.achievable.decodeHbmEfficiency);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
@@ -297,6 +309,8 @@ json chipToJson(const Chip &c)
         a["matmul_benchmark_fraction"] = c.achievable.matmulBenchmarkFraction;
     if (c.achievable.eightBitMatmulBenchmarkFraction > 0)
         a["fp8_matmul_benchmark_fraction"] = c.achievable.eightBitMatmulBenchmarkFraction;
+    if (c.achievable.matmulTileOverheadK > 0)
+        a["matmul_tile_overhead_k"] = c.achievable.matmulTileOverheadK;
     if (c.achievable.decodeHbmEfficiency > 0)
         a["decode_hbm_efficiency"] = c.achievable.decodeHbmEfficiency;
     if (c.ici) {

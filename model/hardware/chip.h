@@ -74,6 +74,10 @@ struct Achievable {
     /// The same for the listed fp8 peak; with matmulBenchmarkFraction it sets the 8-bit share of a
     /// step (fp8 benchmark x flopsFraction / bf16 benchmark) in place of eightBitFlopsFraction.
     double eightBitMatmulBenchmarkFraction = 0;
+    /// The reduction depth (K, in elements at the 16-bit rate) whose time every output tile of a
+    /// matmul pays once more for filling its pipeline and writing its result: a matmul of depth K
+    /// runs at K / (K + this) of the large-K rate. 0: shape is not modelled.
+    double matmulTileOverheadK = 0;
     double hbmEfficiency = 1.0;
     /// The share of HBM bandwidth a decode step's weight and KV reads reach (many small
     /// bandwidth-bound kernels, not one streaming copy); 0 = hbmEfficiency.
@@ -120,6 +124,11 @@ struct Chip {
     /// matmul benchmark derated as the 16-bit one is (when both are known), else
     /// achievable.eightBitFlopsFraction when given; otherwise achievable.flopsFraction.
     double achievableFlopsFraction(DType type) const;
+    /// The share of the large-K matmul rate a matmul of reduction depth `k` reaches in `type`:
+    /// k / (k + K0), where K0 is achievable.matmulTileOverheadK scaled by the dtype's peak over
+    /// the 16-bit one (the fixed per-tile time is the same, the K loop runs faster). 1 when the
+    /// chip lists no overhead.
+    double matmulShapeEfficiency(double k, DType type) const;
 };
 
 /// Reads a chip from catalog/plan JSON (the keys of resources/chips.json); errors name the field.

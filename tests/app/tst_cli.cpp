@@ -2,6 +2,7 @@
 // clear line for every kind of bad input.
 #include "cli.h"
 #include "fulldisk.h"
+#include "explore/plancomparison.h"
 
 #include <QDir>
 #include <QFile>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include <sys/stat.h>
@@ -710,6 +712,101 @@ private slots:
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.rfind("meshplan-cli: " + flag.toStdString() + ": ", 0) == 0, r.err.c_str());
         QVERIFY(r.out.empty());
+    }
+
+    // compare (issue 17): every summary number of two plans with its difference and ratio, then
+    // what changed; the numbers are those evaluate prints for each file.
+    void compareListsDifferencesAndChanges()
+    {
+        namespace m = meshplan::model;
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string a = writeFile(dir, QStringLiteral("a.meshplan"), patchedPlan(QString()));
+        const std::string b = writeFile(dir, QStringLiteral("b.meshplan"),
+                                        patchedPlan(QStringLiteral(R"({"parallelism": {"tensor": 8, "fsdp": 512},
+                                                                       "workload": {"remat": "selective"}})")));
+        const json ra = json::parse(cli({"evaluate", a, "--json"}).out);
+        const json rb = json::parse(cli({"evaluate", b, "--json"}).out);
+        const double ta = ra["step"]["time_s"].get<double>();
+        const double tb = rb["step"]["time_s"].get<double>();
+        QVERIFY(ta != tb);
+
+        const auto human = cli({"compare", a, b});
+        QVERIFY2(human.code == 0, human.err.c_str());
+        QVERIFY(human.err.empty());
+        const auto lineStarting = [&human](const std::string &prefix) {
+            std::istringstream lines(human.out);
+            for (std::string line; std::getline(lines, line);)
+                if (line.rfind(prefix, 0) == 0)
+                    return line;
+            return std::string();
+        };
+        const std::string stepLine = lineStarting("  step time ");
+        QVERIFY2(!stepLine.empty(), human.out.c_str());
+        for (const std::string &want : {m::formatCompared(ta, "s"), m::formatCompared(tb, "s"),
+                                        m::formatDifference(tb - ta, "s"), m::formatRatio(tb / ta),
+                                        std::string(tb < ta ? "better" : "worse")})
+            QVERIFY2(stepLine.find(want) != std::string::npos, (stepLine + " lacks " + want).c_str());
+        QVERIFY2(human.out.find("B/A") != std::string::npos, human.out.c_str());
+        const auto endsWith = [](const std::string &line, const std::string &tail) {
+            return line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0;
+        };
+        QVERIFY2(endsWith(lineStarting("  parallelism.tensor "), " 4 -> 8"), human.out.c_str());
+        QVERIFY2(endsWith(lineStarting("  workload.remat "), " full -> selective"), human.out.c_str());
+        QVERIFY2(human.out.find("What changed (A -> B):") != std::string::npos, human.out.c_str());
+
+        const auto asJson = cli({"compare", a, b, "--json"});
+        QCOMPARE(asJson.code, 0);
+        const json j = json::parse(asJson.out);
+        QVERIFY((j["format"]) == (json("meshplan/comparison")));
+        QVERIFY((j["version"]) == (json(1)));
+        // The same results evaluate prints, whole.
+        QVERIFY((j["baseline"]) == (ra));
+        QVERIFY((j["candidate"]) == (rb));
+        bool sawTime = false;
+        for (const json &d : j["differences"]) {
+            QVERIFY(d.contains("path") && d.contains("baseline") && d.contains("candidate") && d.contains("difference")
+                    && d.contains("ratio"));
+            if (d["path"] == "step.time_s") {
+                sawTime = true;
+                QCOMPARE(d["baseline"].get<double>(), ta);
+                QCOMPARE(d["difference"].get<double>(), tb - ta);
+                QCOMPARE(d["ratio"].get<double>(), tb / ta);
+            }
+        }
+        QVERIFY(sawTime);
+        std::set<std::string> changed;
+        for (const json &c : j["changes"])
+            changed.insert(c["path"].get<std::string>());
+        QVERIFY(changed.count("parallelism.tensor") && changed.count("parallelism.fsdp") && changed.count("workload.remat"));
+        QVERIFY(!changed.count("title"));
+        // --ideal compares the book's ideal model's results.
+        const json ideal = json::parse(cli({"compare", a, b, "--json", "--ideal"}).out);
+        QVERIFY((ideal["baseline"]) == (json::parse(cli({"evaluate", a, "--json", "--ideal"}).out)));
+    }
+
+    void compareRefusesBadInput()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string good = writeFile(dir, QStringLiteral("good.meshplan"), patchedPlan(QString()));
+        const std::string bad = writeFile(dir, QStringLiteral("bad.meshplan"),
+                                          patchedPlan(QStringLiteral(R"({"parallelism": {"tensor": -4}})")));
+        const std::string missing = dir.filePath(QStringLiteral("missing.meshplan")).toStdString();
+        for (const std::string &file : {bad, missing}) {
+            const auto r = cli({"compare", good, file});
+            QCOMPARE(r.code, 2);
+            QVERIFY(r.out.empty());
+            QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+            QVERIFY2(r.err.rfind("meshplan-cli: " + file + ": ", 0) == 0, r.err.c_str());
+            const auto asJson = cli({"compare", file, good, "--json"});
+            QCOMPARE(asJson.code, 2);
+            QVERIFY((json::parse(asJson.out)["error"]["file"]) == (json(file)));
+        }
+        QVERIFY(cli({"compare", bad, good}).err.find("parallelism.tensor: ") != std::string::npos);
+        QCOMPARE(cli({"compare", good}).code, 2);
+        QCOMPARE(cli({"compare", good, good, good}).code, 2);
+        QCOMPARE(cli({"compare", good, good, "--chip", "tpu-v5p"}).code, 2);
     }
 };
 

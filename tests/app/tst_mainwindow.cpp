@@ -4,21 +4,27 @@
 #include "autosaver.h"
 #include "cardlist.h"
 #include "chartpanel.h"
+#include "compareview.h"
+#include "explore/plancomparison.h"
+#include "hardware/chipcatalog.h"
 #include "importedmodels.h"
 #include "mainwindow.h"
 #include "memorychart.h"
 #include "meshcanvas.h"
 #include "plandocument.h"
 #include "planfilename.h"
+#include "plancomparer.h"
 #include "planinspector.h"
 #include "rooflinechart.h"
 #include "sweepchart.h"
 #include "timelinechart.h"
+#include "transformer/modelcatalog.h"
 #include "windowdriver.h"
 
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QLabel>
@@ -33,6 +39,8 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QTabWidget>
+#include <QToolBar>
 #include <QToolTip>
 #include <QStandardPaths>
 #include <QtTest>
@@ -1210,6 +1218,197 @@ private slots:
         QVERIFY(process.waitForFinished(60000));
         QCOMPARE(process.exitCode(), 2);
         QVERIFY(process.readAllStandardError().contains("--size"));
+    }
+    // Compare (issue 17): the open plan pinned as the baseline, then compared with it after every
+    // edit; two given plans compared side by side (the search panel's call).
+    void pinsABaselineAndFollowsEdits()
+    {
+        namespace m = meshplan::model;
+        using Side = meshplan::views::CompareView::Side;
+        using View = meshplan::views::CompareView;
+        auto *view = window().compareView();
+        auto *pin = window().findChild<QAction *>(QStringLiteral("pinBaselineAction"));
+        auto *clear = window().findChild<QAction *>(QStringLiteral("clearBaselineAction"));
+        QVERIFY(pin && clear && !pin->shortcut().isEmpty() && !clear->shortcut().isEmpty());
+        auto *toolBar = window().findChild<QToolBar *>(QStringLiteral("compareToolBar"));
+        QVERIFY(toolBar && toolBar->actions().contains(pin));
+        QVERIFY(!view->showsComparison());
+        QVERIFY(!clear->isEnabled());
+
+        const int steps = doc().undoStack()->count();
+        pin->trigger();
+        QVERIFY(window().comparer()->hasBaseline());
+        QVERIFY(clear->isEnabled());
+        QVERIFY(view->showsComparison());
+        QVERIFY(window().compareDock()->isVisible());
+        QCOMPARE(doc().undoStack()->count(), steps); // pinning is not an edit of the plan
+        const double before = doc().evaluation()->step.time;
+        const auto qs = [](const std::string &s) { return QString::fromStdString(s); };
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Baseline), qs(m::formatCompared(before, "s")));
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Candidate), qs(m::formatCompared(before, "s")));
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Ratio), QStringLiteral("1x"));
+        QVERIFY(view->rowOf(QStringLiteral("change:")) >= 0); // "nothing: the plans are the same"
+
+        // An edit: the open plan's column follows, the baseline's stays.
+        QVERIFY(window().editDegree(Role::Tensor, 8));
+        const double after = doc().evaluation()->step.time;
+        QVERIFY(after != before);
+        QTRY_COMPARE(view->cellText(QStringLiteral("step.time_s"), View::Candidate), qs(m::formatCompared(after, "s")));
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Baseline), qs(m::formatCompared(before, "s")));
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Difference),
+                 qs(m::formatDifference(after - before, "s")));
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Ratio), qs(m::formatRatio(after / before)));
+        QCOMPARE(view->verdictOf(QStringLiteral("step.time_s")), after < before ? 1 : -1);
+        QCOMPARE(view->cellText(QStringLiteral("change:parallelism.tensor"), View::Baseline), QStringLiteral("4"));
+        QCOMPARE(view->cellText(QStringLiteral("change:parallelism.tensor"), View::Candidate), QStringLiteral("8"));
+        QVERIFY(view->table()->item(view->rowOf(QStringLiteral("step.time_s")), View::Difference)->foreground().color()
+                != view->table()->item(view->rowOf(QStringLiteral("chips")), View::Difference)->foreground().color());
+
+        // The charts of both sides: the page on screen (memory) follows the edit at once, the
+        // others when shown; the timelines on one time scale.
+        QCOMPARE(view->currentChart(), 0);
+        QCOMPARE(view->memoryChart(Side::Candidate)->chipKinds().front().memory.params,
+                 doc().evaluation()->perChip.front().memory.params);
+        QVERIFY(view->memoryChart(Side::Baseline)->chipKinds().front().memory.params
+                != view->memoryChart(Side::Candidate)->chipKinds().front().memory.params);
+        QVERIFY(!view->rooflineChart(Side::Baseline)->roofline().points.empty());
+        QVERIFY(view->rooflineChart(Side::Candidate)->roofline().points.empty()); // not shown yet
+        view->setCurrentChart(2);
+        QVERIFY(!view->rooflineChart(Side::Candidate)->roofline().points.empty());
+        view->setCurrentChart(1);
+        auto *ta = view->timelineChart(Side::Baseline);
+        auto *tb = view->timelineChart(Side::Candidate);
+        QVERIFY(!ta->timeline().segments.empty() && !tb->timeline().segments.empty());
+        const double spanA = ta->xAxis->range().upper * ta->timeUnit();
+        const double spanB = tb->xAxis->range().upper * tb->timeUnit();
+        QVERIFY2(std::fabs(spanA - spanB) <= 1e-9 * spanA, qPrintable(QStringLiteral("%1 vs %2").arg(spanA).arg(spanB)));
+        QVERIFY(spanA >= std::max(before, after));
+
+        // Hidden behind a chart tab, the view catches up when it is shown again.
+        window().chartDocks()[0]->raise();
+        doc().undoStack()->undo();
+        window().compareDock()->raise();
+        QTRY_COMPARE(view->cellText(QStringLiteral("step.time_s"), View::Candidate), qs(m::formatCompared(before, "s")));
+        QCOMPARE(view->rowOf(QStringLiteral("change:parallelism.tensor")), -1);
+
+        clear->trigger();
+        QVERIFY(!window().comparer()->hasBaseline());
+        QVERIFY(!view->showsComparison());
+        QVERIFY(!clear->isEnabled());
+    }
+
+    void tokensToTrainGiveDaysAndCost()
+    {
+        // The default plan on v5p at the catalog's $4.20 per chip-hour: a cost per step, no run yet.
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("Cost per step")));
+        QVERIFY(!window().inspector()->summaryText().contains(QStringLiteral("Training run")));
+        auto *tokens = window().inspector()->findChild<QDoubleSpinBox *>(QStringLiteral("/workload/train_tokens"));
+        QVERIFY(tokens);
+        QCOMPARE(tokens->specialValueText(), QStringLiteral("none"));
+        tokens->setValue(15000); // billions: LLaMA-3's 15T tokens
+        QVERIFY(doc().json()["workload"]["train_tokens"] == json(15'000'000'000'000));
+        QVERIFY(doc().evaluation()->run);
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("Training run")));
+        tokens->setValue(0); // "none" removes the key again
+        QVERIFY(!doc().json()["workload"].contains("train_tokens"));
+    }
+
+    void comparesTwoGivenPlans()
+    {
+        using View = meshplan::views::CompareView;
+        const meshplan::model::Plan open = doc().plan();
+        json other = doc().json();
+        other["workload"]["remat"] = "selective";
+        const auto candidate = meshplan::model::planFromJson(other, meshplan::model::ChipCatalog::builtin(),
+                                                             meshplan::model::ModelCatalog::builtin());
+        QVERIFY(candidate);
+        QVERIFY(window().showComparison(open, *candidate));
+        auto *view = window().compareView();
+        QVERIFY(view->showsComparison());
+        QVERIFY(!window().comparer()->followsDocument());
+        QCOMPARE(view->table()->horizontalHeaderItem(View::Candidate)->text(), QStringLiteral("Candidate"));
+        QCOMPARE(view->cellText(QStringLiteral("change:workload.remat"), View::Candidate), QStringLiteral("selective"));
+        const QString shown = view->cellText(QStringLiteral("step.time_s"), View::Candidate);
+        // A fixed pair does not follow the open plan.
+        QVERIFY(window().editDegree(Role::Tensor, 8));
+        QApplication::processEvents();
+        QCOMPARE(view->cellText(QStringLiteral("step.time_s"), View::Candidate), shown);
+        QVERIFY(view->rowOf(QStringLiteral("change:parallelism.tensor")) < 0);
+        // Pinning again follows the document.
+        QVERIFY(window().pinBaseline());
+        QVERIFY(window().comparer()->followsDocument());
+        QCOMPARE(view->table()->horizontalHeaderItem(View::Candidate)->text(), QStringLiteral("Open plan"));
+    }
+
+    void compareViewAtSeveralSizes_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("compare 1024x700") << QSize(1024, 700) << false;
+        QTest::newRow("compare 1600x1000 dark") << QSize(1600, 1000) << true;
+        QTest::newRow("compare 1920x1080") << QSize(1920, 1080) << false;
+    }
+
+    void compareViewAtSeveralSizes()
+    {
+        QFETCH(QSize, size);
+        QFETCH(bool, dark);
+        QVERIFY(showPlanAt(QString(), size));
+        if (dark)
+            window().setDarkTheme(true);
+        QVERIFY(window().pinBaselineFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-70b-v5p-16x16x32.meshplan")));
+        QApplication::processEvents();
+        auto *view = window().compareView();
+        QVERIFY(view->showsComparison());
+        // The table's numbers are readable: its columns are not squeezed below their text.
+        auto *table = view->table();
+        QVERIFY(table->isVisible() && table->width() > 250);
+        // Every column in view, none cut behind a horizontal scroll bar.
+        int columns = 0;
+        for (int c = 0; c < meshplan::views::CompareView::ColumnCount; ++c)
+            columns += table->columnWidth(c);
+        QVERIFY2(columns <= table->viewport()->width(), qPrintable(QStringLiteral("%1 > %2").arg(columns).arg(table->viewport()->width())));
+        const int row = view->rowOf(QStringLiteral("step.time_s"));
+        QVERIFY(row >= 0);
+        const QFontMetrics metrics(table->font());
+        for (int c = 0; c < meshplan::views::CompareView::ColumnCount; ++c)
+            QVERIFY2(table->columnWidth(c) >= metrics.horizontalAdvance(table->item(row, c)->text()),
+                     qPrintable(table->item(row, c)->text()));
+        const QImage shot = window().grab().toImage();
+        QCOMPARE(shot.size(), size);
+        QVERIFY(distinctColours(shot) > 20);
+        const QString keep = qEnvironmentVariable("MESHPLAN_SCREENSHOTS");
+        if (!keep.isEmpty()) {
+            const QString name = keep + QLatin1Char('/') + QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_'));
+            shot.save(name + QStringLiteral(".png"));
+            // The chart tabs of the view too, each as drawn in the dock.
+            auto *tabs = view->findChild<QTabWidget *>();
+            for (int i = 0; tabs && i < tabs->count(); ++i) {
+                tabs->setCurrentIndex(i);
+                QApplication::processEvents();
+                view->grab().save(name + QStringLiteral("-tab%1.png").arg(i));
+            }
+        }
+        if (dark)
+            window().setDarkTheme(false);
+    }
+
+    void screenshotComparesWithABaselineFile()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("compare.png"));
+        QProcess process;
+        process.start(QStringLiteral(MESHPLAN_GUI_PATH),
+                      {QStringLiteral("--screenshot"), out, QStringLiteral("--size"), QStringLiteral("1024x700"),
+                       QStringLiteral("--compare"), QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-70b-v5p-16x16x32.meshplan")});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 0);
+        QCOMPARE(QImage(out).size(), QSize(1024, 700));
+        process.start(QStringLiteral(MESHPLAN_GUI_PATH),
+                      {QStringLiteral("--screenshot"), out, QStringLiteral("--compare"), dir.filePath(QStringLiteral("none.meshplan"))});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 2);
+        QVERIFY(process.readAllStandardError().contains("--compare"));
     }
 };
 

@@ -435,6 +435,87 @@ private slots:
         QVERIFY_NEAR(eager.step.compute - fused.step.compute, traffic, 1e-9);
     }
 
+    // A weight matmul runs at K / (K + K0) of the large-K rate for each pass's reduction depth
+    // (H100 bf16: K0 = 137, from OpenXLA's matmul table; chips.json). The output projection of
+    // the small kernel plan: forward over heads x head_dim = 2048, input gradient over d = 2048,
+    // weight gradient over the microbatch's 8192 tokens. The book's ideal model runs it at peak.
+    void matmulsRunAtTheirShapesRate()
+    {
+        const Evaluation e = run(kernelPlan("h100-sxm", ""), CostMode::Achievable);
+        const OperationCost &out = operation(e, "attention output projection");
+        const double shape = (2.0 * (2048.0 + 137.0) / 2048.0 + (8192.0 + 137.0) / 8192.0) / 3.0;
+        QVERIFY_NEAR(out.timeS, out.flops / (989e12 * 0.6) * shape, 1e-12);
+        const Evaluation ideal = run(kernelPlan("h100-sxm", ""), CostMode::Ideal);
+        const OperationCost &bookOut = operation(ideal, "attention output projection");
+        QVERIFY_NEAR(bookOut.timeS, bookOut.flops / 989e12, 1e-12);
+        // A100 lists no per-shape data: every depth at the one rate.
+        const Evaluation a100 = run(kernelPlan("a100-80gb", "megatron"), CostMode::Achievable);
+        const OperationCost &a100Out = operation(a100, "attention output projection");
+        QVERIFY_NEAR(a100Out.timeS, a100Out.flops / (312e12 * 0.62), 1e-12);
+    }
+
+    // Every weight-matmul kernel pays 2 us beyond its work (DeepGEMM's fitted t0): on the small
+    // A100 plan, whose operations otherwise add up to the step's compute, 4 layers x 4 kernels x
+    // 3 passes (forward, and the backward's two) x 2 us = 96 us.
+    void matmulKernelsPayALaunchTime()
+    {
+        const Evaluation e = run(kernelPlan("a100-80gb", "megatron"), CostMode::Achievable);
+        double operations = 0;
+        for (const OperationCost &op : e.operations)
+            operations += op.timeS * double(op.countPerStep);
+        QVERIFY_NEAR(e.step.compute - operations, 4.0 * 4.0 * 3.0 * 2e-6, 1e-6);
+    }
+
+    // A custom policy that rebuilds only the MLP's up projection (mlpwi) recomputes its matmul and
+    // the non-matmul work in front of it: the layer's elementwise traffic and kernel launches in
+    // the share of the layer's FLOPs it rebuilds. Small A100 plan (no shape term): mlpwi 2 x 2 x
+    // 2048 x 8192 FLOPs per token of the layer's 167,780,352 (matmuls with the norm weights, and
+    // the causal attention core); elementwise 2 x 0.5 x 40,960 elements x 2 bytes per token at
+    // 0.85 x 2.039e12 B/s; 4 launches of 2 us; 8192 tokens, 4 layers.
+    void customRematRebuildsTheWorkBeforeItsMatmuls()
+    {
+        json p = kernelPlan("a100-80gb", "megatron");
+        p["workload"]["remat"] = {{"save", {"query_proj", "key_proj", "value_proj", "context", "out_proj"}}};
+        const Evaluation e = run(p, CostMode::Achievable);
+        const double mlpwi = 2.0 * 2.0 * 2048 * 8192;
+        const double share = mlpwi / 167780352.0;
+        const double overhead = 2.0 * 0.5 * 40960.0 * 8192 * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+        const double perLayer = mlpwi * 8192 / (312e12 * 0.62) + share * overhead;
+        QVERIFY_NEAR(e.step.recompute, 4.0 * perLayer, 1e-9);
+    }
+
+    // NeMo's performance recipes overlap the sequence-parallel all-gathers and reduce-scatters with
+    // the matmuls (Transformer Engine userbuffers); Megatron-LM does so only when asked, and
+    // without sequence parallelism neither does.
+    void nemoHidesSequenceParallelCollectives()
+    {
+        const auto tensorPlan = [](const std::string &stack, bool sequenceParallel) {
+            const json model = {{"name", "tp-small"}, {"layers", 4},    {"d_model", 4096}, {"d_ff", 16384},
+                                {"heads", 32},        {"kv_heads", 8},  {"head_dim", 128}, {"vocab", 32000},
+                                {"mlp", "gated"},     {"tied_embeddings", false}};
+            json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
+                          {{"tensor", 8}, {"sequence_parallel", sequenceParallel}}, 4096, 8);
+            p["workload"]["stack"] = stack;
+            return p;
+        };
+        const auto exposedTensor = [](const Evaluation &e) {
+            double exposed = 0, total = 0;
+            for (const CollectiveUse &c : e.collectives)
+                if (c.role == Role::Tensor) {
+                    exposed += c.exposedS;
+                    total += c.timeS;
+                }
+            return std::pair{exposed, total};
+        };
+        const auto [nemoExposed, nemoTotal] = exposedTensor(run(tensorPlan("nemo", true), CostMode::Achievable));
+        const auto [megatronExposed, megatronTotal] = exposedTensor(run(tensorPlan("megatron", true), CostMode::Achievable));
+        const auto [plainExposed, plainTotal] = exposedTensor(run(tensorPlan("nemo", false), CostMode::Achievable));
+        QVERIFY(nemoTotal > 0);
+        QCOMPARE(nemoExposed, 0.0);
+        QCOMPARE(megatronExposed, megatronTotal);
+        QCOMPARE(plainExposed, plainTotal);
+    }
+
     // An fp8 recipe runs the weight matmuls in fp8 at MAMF's fp8 share derated as bf16's is
     // (0.709 x 0.6 / 0.803 of 1979 TFLOP/s); the attention core stays at the bf16 kernel's rate and
     // the output layer at the bf16 matmul rate.
@@ -442,11 +523,17 @@ private slots:
     {
         const Evaluation e = run(kernelPlan("h100-sxm", "", "fp8"), CostMode::Achievable);
         const OperationCost &down = operation(e, "mlp down");
-        QVERIFY_NEAR(down.timeS, down.flops / (1979e12 * 0.709 * 0.6 / 0.803), 1e-12);
+        // At its shape (forward over K = 8192, input gradient over N = 2048, weight gradient over
+        // 8192 tokens), with fp8's K0 = 137 x 1979 / 989: the same time per tile at twice the rate.
+        const double k0 = 137.0 * 1979.0 / 989.0;
+        const double downShape = (2.0 * (8192.0 + k0) / 8192.0 + (2048.0 + k0) / 2048.0) / 3.0;
+        QVERIFY_NEAR(down.timeS, down.flops / (1979e12 * 0.709 * 0.6 / 0.803) * downShape, 1e-12);
         const OperationCost &attention = operation(e, "attention core");
         QVERIFY_NEAR(attention.timeS, attention.flops / (989e12 * 0.609 * 0.6 / 0.803), 1e-12);
         const OperationCost &logits = operation(e, "logits (unembedding)");
-        QVERIFY_NEAR(logits.timeS, logits.flops / (989e12 * 0.6), 1e-12);
+        // bf16's K0 over K = 2048, N = the 1024-word vocabulary and the 8192 tokens.
+        const double logitsShape = ((2048.0 + 137.0) / 2048.0 + (1024.0 + 137.0) / 1024.0 + (8192.0 + 137.0) / 8192.0) / 3.0;
+        QVERIFY_NEAR(logits.timeS, logits.flops / (989e12 * 0.6) * logitsShape, 1e-12);
         // The casts: 8 bytes per element entering a weight matmul per step (2 x 2048 normed inputs,
         // 2048 attention outputs, 8192 MLP activations per token), 4 layers, at HBM speed. The same
         // plan in bf16 has no casts, its matmuls at the bf16 rate and the same attention.
@@ -457,7 +544,21 @@ private slots:
         const double matmulFlops = 4.0 * 3.0 * 8192 * 2.0 * (4.0 * 2048 * 2048 + 2.0 * 2048 + 3.0 * 2048 * 8192);
         const double fp8Rate = 1979e12 * 0.709 * 0.6 / 0.803;
         const double bf16Rate = 989e12 * 0.6;
-        QVERIFY_NEAR(bf16.step.compute - e.step.compute, matmulFlops * (1.0 / bf16Rate - 1.0 / fp8Rate) - castS, 1e-9);
+        // Each at its shapes' mean 1 / efficiency over the three passes, weighted by FLOPs: q/k/v
+        // (K 2048, N 6144), output (2048, 2048), gated up (2048, 16384), down (8192, 2048); the
+        // backward's weight gradients reduce over the 8192 tokens.
+        const auto shape = [](double k0) {
+            const double gemms[4][3] = {{2048.0 * 6144, 2048, 6144}, {2048.0 * 2048, 2048, 2048},
+                                        {2048.0 * 16384, 2048, 16384}, {2048.0 * 8192, 8192, 2048}};
+            double flops = 0, weighted = 0;
+            for (const auto &g : gemms) {
+                flops += g[0];
+                weighted += g[0] * ((g[1] + k0) / g[1] + (g[2] + k0) / g[2] + (8192.0 + k0) / 8192.0) / 3.0;
+            }
+            return weighted / flops;
+        };
+        QVERIFY_NEAR(bf16.step.compute - e.step.compute,
+                     matmulFlops * (shape(137.0) / bf16Rate - shape(k0) / fp8Rate) - castS, 1e-9);
     }
 
     // DualPipe (DeepSeek-V3 report, Table 2): bubble (PP/2 - 1)(F&B + B - 3W) = (PP/2 - 1) x 2F
