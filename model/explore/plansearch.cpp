@@ -279,14 +279,12 @@ struct BoundedKnobs {
     Knobs knobs;
     TrainingBounds bounds;
     std::int64_t index = 0;
-    std::size_t layers = 0;     ///< into the combination's layers, one per (sequence parallel, remat)
-    std::size_t microbatch = 0; ///< into its microbatches, one per (layers, microbatch count)
+    std::size_t layers = 0; ///< into the combination's layers, one per (sequence parallel, remat)
 };
 
 /// What the bounds of a combination's knobs share.
 struct SharedBounds {
     std::vector<TrainingBound::Layers> layers;
-    std::vector<TrainingBound::Microbatch> microbatches;
 };
 
 class TrainingSearch
@@ -465,7 +463,6 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, SharedBoun
                     index += size;
                     continue;
                 }
-                shared.microbatches.push_back(micro);
                 for (const auto &[schedule, virtualStages] : combo.schedules) {
                     if (schedule == PipelineSchedule::DualPipe && mb % 2 != 0)
                         continue;
@@ -475,7 +472,7 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, SharedBoun
                         k.virtualStages = virtualStages;
                         const TrainingBounds b = m_bound.bounds(shape(combo, k), layers, micro);
                         if (!skip(b, index))
-                            out.push_back({k, b, index, shared.layers.size() - 1, shared.microbatches.size() - 1});
+                            out.push_back({k, b, index, shared.layers.size() - 1});
                         ++index;
                     }
                 }
