@@ -2,6 +2,7 @@
 // The planner window: palettes of models, clusters and roles on the left, the mesh canvas in the
 // centre, the plan inspector on the right, chart docks below; File, Edit and View menus.
 
+#include "explore/plansearch.h"
 #include "plan/planedits.h"
 
 #include <nlohmann/json.hpp>
@@ -31,12 +32,14 @@ class SweepChart;
 class TimelineChart;
 class MeshCanvas;
 class PlanInspector;
+class SearchPanel;
 }
 
 namespace meshplan::app {
 
 class Autosaver;
 class PlanDocument;
+class SearchRunner;
 
 class MainWindow : public QMainWindow
 {
@@ -101,6 +104,23 @@ public:
     bool editKind(const std::string &kind);
     bool editServing(const std::string &mode);
 
+    // Search (issue 17): the panel runs searches off the GUI thread; a picked result is previewed
+    // on the mesh and the charts without touching the document, and applied as one undo step.
+    views::SearchPanel *searchPanel() const { return m_searchPanel; }
+    QDockWidget *searchDock() const { return m_searchDock; }
+    SearchRunner *searchRunner() const { return m_searchRunner; }
+    /// Shows and raises the search panel (Tools > Search parallelizations…).
+    void showSearch();
+    /// Searches the open plan with `options`; the panel shows the progress, then the results.
+    void startSearch(const model::SearchOptions &options);
+    /// Shows the panel's candidate `index` on the mesh and the charts; the document is unchanged.
+    void previewSearchResult(int index);
+    /// The mesh and the charts show the document's plan again (Esc; any edit does it too).
+    void endPreview();
+    bool isPreviewing() const { return m_preview.has_value(); }
+    /// Puts the panel's candidate `index` into the document as one undo step; false if refused.
+    bool applySearchResult(int index);
+
 protected:
     void closeEvent(QCloseEvent *event) override;
     void showEvent(QShowEvent *event) override;
@@ -136,6 +156,9 @@ private:
     bool saveAsDialog();
     void importDialog();
     void exportMeshDialog();
+    void createSearch();
+    /// The Tools menu, made on first use (before Help).
+    QMenu *toolsMenu();
 
     PlanDocument *m_document = nullptr;
     Autosaver *m_autosaver = nullptr;
@@ -162,6 +185,12 @@ private:
     bool m_recordsRecent = true;
     std::string m_selectedOp;   ///< the operation picked in a chart, by name ("" for none)
     std::string m_selectedKind;
+    // Search (mainwindowsearch.cpp).
+    views::SearchPanel *m_searchPanel = nullptr;
+    QDockWidget *m_searchDock = nullptr;
+    SearchRunner *m_searchRunner = nullptr;
+    QAction *m_endPreviewAction = nullptr;
+    std::optional<model::SearchCandidate> m_preview; ///< what the mesh and charts show instead of the plan
 };
 
 } // namespace meshplan::app
