@@ -82,6 +82,15 @@ void MainWindow::createSearch()
         m_endPreviewAction->setEnabled(false);
         const auto &evaluation = m_document->evaluation();
         m_searchPanel->setOpenPlan(m_document->plan(), evaluation ? &*evaluation : nullptr);
+        // Results are layouts of the plan searched; another model, chip or workload is said.
+        if (m_searchPanel->candidateCount() == 0)
+            return;
+        const nlohmann::json searched = model::planToJson(m_searchRunner->searchedPlan());
+        const nlohmann::json &open = m_document->json();
+        m_searchPanel->setStale(searched.at("model") != open.value("model", nlohmann::json())
+                                || searched.at("hardware").value("chip", nlohmann::json())
+                                       != open.value("hardware", nlohmann::json()).value("chip", nlohmann::json())
+                                || m_searchRunner->searchedPlan().kind != m_document->plan().kind);
     });
 }
 
@@ -143,11 +152,12 @@ bool MainWindow::applySearchResult(int index)
     if (index < 0 || index >= m_searchPanel->candidateCount())
         return false;
     const model::SearchCandidate candidate = m_searchPanel->candidate(index);
-    // What the search varied (the mesh, the parallelism, the workload's batch and settings) comes
-    // from the result; the model, the title and keys Meshplan does not know stay the document's.
+    // The result is a whole plan: its model, mesh, parallelism and workload replace the
+    // document's (the same as searched, unless the plan was edited since), so the plan then
+    // evaluates to the numbers shown. The title and keys Meshplan does not know stay.
     const nlohmann::json written = model::planToJson(candidate.plan);
     nlohmann::json after = m_document->json();
-    for (const char *key : {"hardware", "parallelism", "workload"})
+    for (const char *key : {"model", "hardware", "parallelism", "workload"})
         after[key] = written.at(key);
     QString label = index < m_searchPanel->rankedCount() ? tr("Apply search result #%1").arg(index + 1)
                                                          : tr("Apply Pareto-front plan");

@@ -2,6 +2,12 @@
 
 #include <QMetaObject>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include <exception>
 #include <utility>
 
@@ -48,10 +54,15 @@ void SearchRunner::start(const model::Plan &plan, const model::SearchOptions &op
     m_cancel = false;
     m_lastPostNs = 0;
     m_running = true;
-    m_training = plan.kind == model::WorkloadKind::Training;
+    m_plan = plan;
     const std::uint64_t generation = ++m_generation;
     const auto started = std::chrono::steady_clock::now();
     m_thread = std::thread([this, plan, options, generation, started] {
+#ifdef __linux__
+        // The search takes every core; at a lower priority it yields them to the window's
+        // thread, which then repaints within a frame. Threads the search starts inherit it.
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
         const auto elapsed = [started] {
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         };

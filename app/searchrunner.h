@@ -37,8 +37,9 @@ public:
     /// Asks the running search to stop; it reports what it found so far (cancelled: true).
     void cancel();
     bool isRunning() const { return m_running; }
-    /// Whether the plan last started is a training plan (the outcome's axes follow it).
-    bool searchesTraining() const { return m_training; }
+    /// The plan last started (the outcome's results are its parallelizations).
+    const model::Plan &searchedPlan() const { return m_plan; }
+    bool searchesTraining() const { return m_plan.kind == model::WorkloadKind::Training; }
     /// Replaces the search function (tests: a stand-in that runs until cancelled); an empty one
     /// brings model::searchPlans back.
     void setSearchFunction(SearchFunction search);
@@ -61,7 +62,7 @@ private:
     std::atomic<std::int64_t> m_lastPostNs{0};
     std::uint64_t m_generation = 0;
     bool m_running = false;
-    bool m_training = true;
+    model::Plan m_plan;
 };
 
 } // namespace meshplan::app

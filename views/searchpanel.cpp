@@ -104,6 +104,13 @@ SearchPanel::SearchPanel(QWidget *parent)
     m_status->setObjectName(QStringLiteral("searchStatus"));
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
+    m_stale = new QLabel(tr("⚠ The plan's model, chip or workload changed since this search; "
+                            "<i>Apply</i> puts the searched plan back with the result's layout."),
+                         this);
+    m_stale->setObjectName(QStringLiteral("searchStale"));
+    m_stale->setWordWrap(true);
+    m_stale->hide();
+    layout->addWidget(m_stale);
 
     m_results = new SearchResultsModel(this);
     m_sorted = new QSortFilterProxyModel(this);
@@ -206,6 +213,7 @@ model::SearchOptions SearchPanel::options() const
 void SearchPanel::searchStarted()
 {
     m_running = true;
+    m_stale->hide();
     m_candidates.clear();
     m_front.clear();
     m_ranked = 0;
@@ -284,6 +292,16 @@ void SearchPanel::setOutcome(const model::SearchOutcome &outcome, bool training)
                                   QLocale().toString(static_cast<qint64>(s.fits)),
                                   QLocale().toString(static_cast<qint64>(s.doesNotFit))));
     updateButtons();
+}
+
+void SearchPanel::setStale(bool stale)
+{
+    m_stale->setVisible(stale && !m_candidates.empty());
+}
+
+bool SearchPanel::isStale() const
+{
+    return !m_stale->isHidden();
 }
 
 void SearchPanel::setFailed(const QString &message)

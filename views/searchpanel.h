@@ -46,6 +46,9 @@ public:
     /// The search could not run (the plan does not evaluate, ...): `message` says why.
     void setFailed(const QString &message);
     bool isRunning() const { return m_running; }
+    /// The open plan's model, chip or workload is no longer the one searched: the results say so.
+    void setStale(bool stale);
+    bool isStale() const;
 
     /// The panel's list: the ranked results (best first), then the front's plans not ranked.
     int candidateCount() const { return static_cast<int>(m_candidates.size()); }
@@ -87,6 +90,7 @@ private:
     QPushButton *m_cancel = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_status = nullptr;
+    QLabel *m_stale = nullptr;
     QTableView *m_table = nullptr;
     SearchResultsModel *m_results = nullptr;
     QSortFilterProxyModel *m_sorted = nullptr;

@@ -16,6 +16,7 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProcess>
@@ -25,6 +26,7 @@
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolTip>
 #include <QtTest>
 #include <QUndoStack>
 
@@ -287,6 +289,21 @@ private slots:
         QCOMPARE(doc().plan().parallelism.degrees, best.plan.parallelism.degrees);
     }
 
+    void resultsOfAnotherModelSaySo()
+    {
+        QVERIFY(runSearch());
+        QVERIFY(!panel().isStale());
+        const nlohmann::json searchedModel = doc().json().at("model");
+        QVERIFY(window().dropModel("llama-3-70b"));
+        QVERIFY(panel().isStale());
+        // Apply brings the searched plan back with the result's layout, so it evaluates as listed.
+        const auto best = panel().candidate(0);
+        QVERIFY(window().applySearchResult(0));
+        QCOMPARE(doc().json().at("model"), searchedModel);
+        QVERIFY(relDiff(doc().evaluation()->step.time, best.evaluation.step.time) < 1e-9);
+        QVERIFY(!panel().isStale());
+    }
+
     void cancelLeavesTheDocumentUntouched()
     {
         const std::string json = doc().json().dump();
@@ -339,6 +356,71 @@ private slots:
                  qPrintable(QString::number(progressed.count())));
         for (int i = 1; i < progressed.count(); ++i)
             QVERIFY(progressed[i][2].toDouble() - progressed[i - 1][2].toDouble() >= 0.05 - 1e-9);
+    }
+
+    void windowStaysResponsive()
+    {
+        // A stand-in search keeping both cores busy (as the real one does) while the window
+        // handles its progress: the panel's repaint, and the whole window's, fit in a 16 ms
+        // frame (the runner lowers the search's priority; without that the window took 20 ms).
+        window().searchRunner()->setSearchFunction([](const model::Plan &, const model::SearchOptions &,
+                                                      const model::SearchProgress &progress,
+                                                      const std::atomic<bool> *cancel) {
+            std::atomic<std::int64_t> considered{0};
+            const auto start = std::chrono::steady_clock::now();
+            const auto spin = [&] {
+                while (!*cancel && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(800)) {
+                    volatile double x = 1;
+                    for (int i = 0; i < 20000; ++i)
+                        x = x * 1.0000001;
+                    progress(considered += 100, 1'000'000);
+                }
+            };
+            std::thread other(spin);
+            spin();
+            other.join();
+            model::SearchOutcome outcome;
+            outcome.space.size = considered;
+            return model::Expected<model::SearchOutcome>(outcome);
+        });
+        QList<qint64> panelNs;
+        QList<qint64> windowNs;
+        QSignalSpy done(window().searchRunner(), &SearchRunner::finished);
+        connect(window().searchRunner(), &SearchRunner::progressed, this, [&] {
+            QElapsedTimer clock;
+            clock.start();
+            panel().repaint();
+            panelNs << clock.nsecsElapsed();
+            clock.restart();
+            window().repaint();
+            windowNs << clock.nsecsElapsed();
+        });
+        QTest::mouseClick(panel().searchButton(), Qt::LeftButton);
+        QVERIFY(done.wait(10000));
+        QVERIFY(panelNs.size() >= 5);
+        std::sort(panelNs.begin(), panelNs.end());
+        std::sort(windowNs.begin(), windowNs.end());
+        qInfo("repaint during a search, median (max) over %d updates: panel %.2f ms (%.2f), whole window %.2f ms (%.2f)",
+              int(panelNs.size()), panelNs[panelNs.size() / 2] / 1e6, panelNs.back() / 1e6,
+              windowNs[windowNs.size() / 2] / 1e6, windowNs.back() / 1e6);
+        QVERIFY(panelNs[panelNs.size() / 2] < 16'000'000);
+        QVERIFY(windowNs[windowNs.size() / 2] < 16'000'000);
+    }
+
+    void hoveringAPointDescribesItsPlan()
+    {
+        QVERIFY(runSearch());
+        auto *plot = panel().paretoChart();
+        plot->replot();
+        const int last = panel().candidateCount() - 1;
+        const int at = plot->candidateAt(plot->pixelOf(last));
+        QTest::mouseMove(plot, plot->pixelOf(last).toPoint());
+        QVERIFY(QTest::qWaitFor([] { return QToolTip::isVisible(); }, 2000));
+        const QString expected = views::SearchResultsModel::degreesText(panel().candidate(at).plan);
+        QVERIFY2(QToolTip::text().contains(expected.toHtmlEscaped()), qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("Step time")));
+        QTest::mouseMove(plot, QPoint(2, 2));
+        QVERIFY(QTest::qWaitFor([] { return !QToolTip::isVisible(); }, 2000));
     }
 
     void closingDuringASearchCancelsIt()
