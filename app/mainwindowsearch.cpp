@@ -16,6 +16,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenuBar>
+#include <QScrollArea>
 #include <QStatusBar>
 
 #include <algorithm>
@@ -39,12 +40,17 @@ void MainWindow::createSearch()
     m_searchRunner = new SearchRunner(this);
     m_searchDock = new QDockWidget(tr("Search"), this);
     m_searchDock->setObjectName(QStringLiteral("searchDock"));
-    m_searchDock->setWidget(m_searchPanel);
+    // In a scroll area, as the inspector is: the dock then asks for no minimum width of its own.
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_searchPanel);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_searchDock->setWidget(scroll);
     // Beside the inspector, a tab of its own: the results need the width, the mesh and the
     // charts stay in view for the preview.
+    // Hidden until asked for, and tabified only then: in a tab group, even hidden, the panel's
+    // minimum width would widen the inspector's column and squeeze the palettes.
     addDockWidget(Qt::RightDockWidgetArea, m_searchDock);
-    if (auto *inspector = findChild<QDockWidget *>(QStringLiteral("inspectorDock")))
-        tabifyDockWidget(inspector, m_searchDock);
     m_searchDock->hide();
     m_viewMenu->addAction(m_searchDock->toggleViewAction());
 
@@ -96,6 +102,9 @@ void MainWindow::createSearch()
 
 void MainWindow::showSearch()
 {
+    auto *inspector = findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+    if (inspector && !tabifiedDockWidgets(inspector).contains(m_searchDock) && !m_searchDock->isVisible())
+        tabifyDockWidget(inspector, m_searchDock);
     m_searchDock->show();
     m_searchDock->raise();
     // Wide enough for the table's numbers and a readable plot, taken from the mesh: the

@@ -55,6 +55,9 @@ SearchPanel::SearchPanel(QWidget *parent)
     m_objective = new QComboBox(this);
     m_objective->setObjectName(QStringLiteral("searchObjective"));
     m_objective->setToolTip(tr("What the ranking maximizes."));
+    // Narrow enough to share a tab group with the inspector without widening its column.
+    m_objective->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_objective->setMinimumContentsLength(8);
     m_top = new QSpinBox(this);
     m_top->setObjectName(QStringLiteral("searchTop"));
     m_top->setRange(1, 100);
@@ -263,6 +266,11 @@ void SearchPanel::setOutcome(const model::SearchOutcome &outcome, bool training)
     m_picked = -1;
     m_results->setResults(outcome.results, training);
     m_table->sortByColumn(SearchResultsModel::Rank, Qt::AscendingOrder);
+    // Cost only where the plan has a price (and, for training, a token budget to price).
+    const bool costed = std::any_of(outcome.results.begin(), outcome.results.end(), [&](const model::SearchCandidate &c) {
+        return SearchResultsModel::costOf(c.evaluation, training) > 0;
+    });
+    m_table->setColumnHidden(SearchResultsModel::Cost, !costed);
     m_table->resizeColumnsToContents();
     if (m_candidates.empty())
         m_pareto->setMessage(outcome.space.doesNotFit > 0 ? tr("No plan fits in memory.") : tr("No plan found."));

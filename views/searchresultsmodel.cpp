@@ -33,15 +33,6 @@ QString dollars(double amount)
     return QStringLiteral("$") + QLocale(QLocale::English).toString(amount, 'f', amount < 100 ? 2 : 0);
 }
 
-/// Training: the whole run's cost (workload.train_tokens at the plan's price); serving: the cost
-/// of a million tokens. 0 when the plan has no price (or no token budget).
-double costOf(const model::Evaluation &e, bool training)
-{
-    if (training)
-        return e.run ? e.run->cost : 0;
-    return e.serving.costPerMillionTokens;
-}
-
 double rateOf(const model::Evaluation &e, bool training)
 {
     if (training)
@@ -218,6 +209,13 @@ QString SearchResultsModel::settingsText(const model::Plan &plan)
             parts << tr("interleaved");
     }
     return parts.join(QStringLiteral(" · "));
+}
+
+double SearchResultsModel::costOf(const model::Evaluation &e, bool training)
+{
+    if (training)
+        return e.run ? e.run->cost : 0;
+    return e.serving.costPerMillionTokens;
 }
 
 double SearchResultsModel::timeOf(const model::Evaluation &evaluation, bool training)

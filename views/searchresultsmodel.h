@@ -42,6 +42,9 @@ public:
     static QString settingsText(const model::Plan &plan);
     /// The step time (serving: the per-token latency, a decode step) in seconds.
     static double timeOf(const model::Evaluation &evaluation, bool training);
+    /// Training: the whole run's cost (workload.train_tokens at the plan's price); serving: the
+    /// cost of a million tokens. 0 without a price (or a token budget).
+    static double costOf(const model::Evaluation &evaluation, bool training);
     /// Rich text naming everything about one candidate (the plot's hover, the rows' tooltips).
     static QString describe(const model::SearchCandidate &candidate, bool training, int rank);
 

@@ -142,6 +142,17 @@ private slots:
         QCOMPARE(panel().options().latencyTargetS, 0.05);
     }
 
+    void closedPanelLeavesTheLayoutAlone()
+    {
+        // Closed again, the panel stays in the inspector's tab group; its minimum width must not
+        // widen that column and squeeze the palettes.
+        auto *inspector = window().findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+        QVERIFY(window().tabifiedDockWidgets(inspector).contains(window().searchDock()));
+        QVERIFY(window().searchDock()->widget()->minimumSizeHint().width()
+                <= inspector->widget()->minimumSizeHint().width());
+        QVERIFY(window().searchDock()->minimumSizeHint().width() <= inspector->minimumSizeHint().width());
+    }
+
     void searchFillsTheTableAndPlot()
     {
         const double before = doc().evaluation()->step.time;
