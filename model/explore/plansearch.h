@@ -41,6 +41,7 @@ struct SearchSpace {
     std::int64_t pruned = 0;
     std::int64_t fits = 0;
     std::int64_t doesNotFit = 0; ///< evaluated (or bounded) and over the chip's memory
+    std::int64_t rejected = 0;   ///< refused by the cost model (an error, e.g. a batch it cannot split)
 };
 
 struct SearchCandidate {

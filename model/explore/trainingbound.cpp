@@ -1,0 +1,435 @@
+#include "explore/trainingbound.h"
+
+#include "cost/softwarestack.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace meshplan::model {
+
+// The formulas below mirror cost/trainingcost.cpp term by term for the on-chip work and the
+// memory, and leave out the collectives and the optimizer, which only add time.
+
+namespace {
+
+// The cost model's constants (cost/trainingcost.cpp), with their reasons there.
+constexpr double kExpertDispatchCost = 10.4;
+constexpr double kNaiveAttentionPasses = 4.0;
+constexpr double kFlashBackwardFactor = 2.5;
+constexpr double kFp8CastBytes = 8.0;
+
+} // namespace
+
+TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
+    : m_plan(plan)
+    , m_params(countParams(plan.model))
+    , m_mode(mode)
+{
+    const Chip &chip = plan.topology.chip();
+    const DType compute = plan.training.computeDtype;
+    const bool ideal = mode == CostMode::Ideal;
+    m_peak = chip.peakFlops(compute) * (ideal ? 1.0 : chip.achievableFlopsFraction(compute));
+    m_peak16 = m_peak;
+    const bool eightBit = compute == DType::Fp8 || compute == DType::Int8;
+    if (!ideal && eightBit)
+        m_peak16 = chip.peakFlops(DType::Bf16) * chip.achievable.flopsFraction;
+    m_actBytes = bytesPerElement(compute);
+    m_flowBytes = ideal || chip.isTpu() ? m_actBytes : std::max(m_actBytes, bytesPerElement(DType::Bf16));
+    m_hbm = chip.hbmBandwidth * (ideal ? 1.0 : chip.achievable.hbmEfficiency);
+    if (ideal)
+        return; // the book's model: matmul FLOPs at the peak, nothing else
+    const ModelSpec &m = plan.model;
+    if (m.moe && m.moe->dFfExpert > 0)
+        m_expertEfficiency = 1.0 / (1.0 + kExpertDispatchCost * (m_peak / m_hbm) / double(m.moe->dFfExpert));
+    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack);
+    m_naivePasses = kNaiveAttentionPasses;
+    if (eightBit && !chip.isTpu())
+        m_castBytes = kFp8CastBytes;
+    if (plan.training.flashAttention) {
+        m_attnBackwardFactor = kFlashBackwardFactor;
+        const auto found = chip.attentionKernels.find(attentionKernelFor(chip, plan.training.stack));
+        if (found != chip.attentionKernels.end() && chip.benchmarkDerating() > 0)
+            m_kernel = &found->second;
+    }
+}
+
+std::pair<double, double> TrainingBound::attentionRates(int context) const
+{
+    if (!m_kernel)
+        return {m_peak16, m_peak16};
+    const Chip &chip = m_plan.topology.chip();
+    const double peak16 = chip.peakFlops(DType::Bf16);
+    const double derate = chip.benchmarkDerating();
+    const double t = double(m_plan.training.seqLen) / context;
+    return {peak16 * m_kernel->forwardShare(t) * derate, peak16 * m_kernel->backwardShare(t) * derate};
+}
+
+double TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, double tokens, double attnFwd,
+                                double attnBwd) const
+{
+    const double flopsTime = (l.matmulFlops + l.expertFlops / m_expertEfficiency) * tokens / m_peak
+                             + l.attentionFlops * tokens / attnFwd;
+    const double weightTime = l.weightElements * bytesPerElement(m_plan.training.paramDtype) / m_hbm;
+    const double forward = std::max(flopsTime, weightTime)
+                           + 2.0 * m_elementwiseTraffic * l.elementwise * tokens * m_flowBytes / m_hbm
+                           + m_naivePasses * l.scoreElements * tokens * m_flowBytes / m_hbm
+                           + m_castBytes / 3.0 * l.linearInputs * tokens / m_hbm;
+    const double core = l.attentionFlops * tokens / attnFwd;
+    const double backward = 2.0 * forward - 2.0 * core + l.attentionFlops * tokens * m_attnBackwardFactor / attnBwd;
+    double recompute = 0;
+    switch (shape.remat->kind) {
+    case Remat::None:
+        break;
+    case Remat::Selective:
+        recompute = core;
+        break;
+    case Remat::Full:
+        recompute = forward;
+        break;
+    case Remat::Custom:
+        recompute = (l.recomputeFlops + l.recomputeExpert / m_expertEfficiency) * tokens / m_peak
+                    + l.recomputeAttention * tokens / attnFwd;
+        break;
+    }
+    return forward + backward + recompute;
+}
+
+int TrainingBound::layersOnStage(int stage, int pipeline) const
+{
+    const int layers = m_plan.model.layers;
+    return layers / pipeline + (stage < layers % pipeline ? 1 : 0);
+}
+
+int TrainingBound::moeLayersOnStage(int stage, int pipeline) const
+{
+    const ModelSpec &m = m_plan.model;
+    if (!m.moe)
+        return 0;
+    const int base = m.layers / pipeline;
+    const int extra = m.layers % pipeline;
+    const int first = stage * base + std::min(stage, extra);
+    const int last = first + layersOnStage(stage, pipeline);
+    return std::max(0, last - std::max(first, m.moe->firstDenseLayers));
+}
+
+TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) const
+{
+    const ModelSpec &m = m_plan.model;
+    const TrainingSpec &train = m_plan.training;
+    const double tp = shape.degrees[static_cast<std::size_t>(Role::Tensor)];
+    const double d = double(m.dModel);
+    const double T = double(train.seqLen);
+    const double shardD = shape.sequenceParallel ? tp : 1.0;
+    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp);
+    const double heads = m.heads / tp;
+    const bool flash = train.flashAttention;
+    const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+
+    Layer l;
+    const double attention = double(m_params.attentionPerLayer) / tp;
+    l.attentionFlops = 2.0 * T * heads * (qkDim + vDim) * (flash ? 0.5 : 1.0);
+    l.scoreElements = flash ? 0.0 : heads * T;
+    l.weightElements = attention;
+    l.matmulFlops = 2.0 * attention;
+    const double qkv = m.mla ? heads * (2 * qkDim + vDim) : (heads + 2 * kvHeadsLocal) * m.headDim;
+    const double attnOut = heads * vDim;
+    const double outW = double(m.heads) * vDim * d / tp;
+    const double qkvFlops = m.mla ? 2.0 * (attention - outW) : 2.0 * d * qkv;
+    std::array<double, kRematTensorCount> widths{};
+    std::array<double, kRematTensorCount> rebuild{};
+    std::array<double, kRematTensorCount> rebuildExpert{};
+    const auto at = [](RematTensor t) { return static_cast<std::size_t>(t); };
+    widths[at(RematTensor::QueryProj)] = heads * (m.mla ? qkDim : double(m.headDim));
+    widths[at(RematTensor::KeyProj)] = m.mla ? heads * qkDim : kvHeadsLocal * m.headDim;
+    widths[at(RematTensor::ValueProj)] = m.mla ? heads * vDim : kvHeadsLocal * m.headDim;
+    widths[at(RematTensor::Context)] = attnOut;
+    widths[at(RematTensor::OutProj)] = d / shardD;
+    for (RematTensor t : {RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj})
+        rebuild[at(t)] = qkvFlops * widths[at(t)] / qkv;
+    rebuild[at(RematTensor::Context)] = l.attentionFlops;
+    rebuild[at(RematTensor::OutProj)] = 2.0 * outW;
+    double mlpSaved = 0;
+    if (moe) {
+        const MoeSpec &e = *m.moe;
+        const double fe = double(e.dFfExpert);
+        const double expert = double(m_params.expertParams) / tp;
+        const double ep = shape.degrees[static_cast<std::size_t>(Role::Expert)];
+        l.expertFlops = 2.0 * e.expertsPerToken * expert;
+        l.matmulFlops += 2.0 * double(m_params.moeSharedPerLayer) / tp;
+        l.weightElements += double(m_params.moeSharedPerLayer) / tp + double(e.experts) / ep * expert;
+        mlpSaved = e.expertsPerToken * (d + width * fe / tp) + e.sharedExperts * width * fe / tp + e.experts;
+        widths[at(RematTensor::MlpWi)] = (e.expertsPerToken + e.sharedExperts) * (width - 1.0) * fe / tp;
+        rebuild[at(RematTensor::MlpWi)] = 2.0 * (d * e.experts + e.sharedExperts * (width - 1.0) * d * fe) / tp;
+        rebuildExpert[at(RematTensor::MlpWi)] = l.expertFlops * (width - 1.0) / width;
+    } else {
+        const double mlp = double(m_params.denseMlpPerLayer) / tp;
+        l.matmulFlops += 2.0 * mlp;
+        l.weightElements += mlp;
+        mlpSaved = width * double(m.dFf) / tp;
+        widths[at(RematTensor::MlpWi)] = (width - 1.0) * double(m.dFf) / tp;
+        rebuild[at(RematTensor::MlpWi)] = 2.0 * (width - 1.0) * d * double(m.dFf) / tp;
+    }
+    const double norms = m.parallelBlock ? 1.0 : 2.0;
+    const double base = norms * 2.0 * d / shardD + qkv + attnOut + mlpSaved;
+    l.selective = base;
+    l.elementwise = base;
+    const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
+                                 : double(m.dFf) / tp;
+    l.linearInputs = norms * d + attnOut + mlpHidden;
+    const RematPolicy &policy = *shape.remat;
+    switch (policy.kind) {
+    case Remat::None:
+        l.saved = base + (flash ? 2.0 * heads : 1.5 * heads * T);
+        break;
+    case Remat::Selective:
+        l.saved = base;
+        break;
+    case Remat::Full:
+        l.saved = d / shardD;
+        break;
+    case Remat::Custom:
+        l.saved = d / shardD;
+        for (RematTensor t : policy.saved)
+            if (t != RematTensor::MlpWo)
+                l.saved += widths[at(t)];
+        // What the backward reads and the policy neither keeps nor offloads is rebuilt.
+        for (RematTensor t : {RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj,
+                              RematTensor::Context, RematTensor::OutProj, RematTensor::MlpWi})
+            if (!policy.saved.count(t) && !policy.offloaded.count(t)) {
+                (t == RematTensor::Context ? l.recomputeAttention : l.recomputeFlops) += rebuild[at(t)];
+                l.recomputeExpert += rebuildExpert[at(t)];
+            }
+        break;
+    }
+    return l;
+}
+
+double TrainingBound::stageElements(int stage, const TrainingShape &shape) const
+{
+    const ModelSpec &m = m_plan.model;
+    const int pipeline = shape.degrees[static_cast<std::size_t>(Role::Pipeline)];
+    const double tp = shape.degrees[static_cast<std::size_t>(Role::Tensor)];
+    const double ep = shape.degrees[static_cast<std::size_t>(Role::Expert)];
+    const int moeLayers = moeLayersOnStage(stage, pipeline);
+    double elements = (layersOnStage(stage, pipeline) - moeLayers)
+                          * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp
+                      + moeLayers * double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp;
+    if (moeLayers > 0)
+        elements += moeLayers * double(m.moe->experts) / ep * double(m_params.expertParams) / tp;
+    const bool first = stage == 0;
+    const bool last = stage == pipeline - 1;
+    if (first)
+        elements += double(m_params.embedding) / tp;
+    if (last && !(first && m.tiedEmbeddings))
+        elements += double(m.vocab * m.dModel) / tp;
+    if (last)
+        elements += double(m_params.finalNorm);
+    return elements;
+}
+
+TrainingBound::Layers TrainingBound::layers(const TrainingShape &shape) const
+{
+    Layers out;
+    out.dense = layer(shape, false);
+    out.sparse = m_plan.model.moe ? layer(shape, true) : out.dense;
+    std::tie(out.attentionForward, out.attentionBackward) =
+        attentionRates(shape.degrees[static_cast<std::size_t>(Role::Context)]);
+    const int pipeline = shape.degrees[static_cast<std::size_t>(Role::Pipeline)];
+    const std::array<int, 3> stages{0, pipeline / 2, pipeline - 1};
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        out.stageElements[i] = stageElements(stages[i], shape);
+        out.dualStageElements[i] = out.stageElements[i] + stageElements(pipeline - 1 - stages[i], shape);
+    }
+    return out;
+}
+
+TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, const Layers &layers) const
+{
+    const ModelSpec &m = m_plan.model;
+    const TrainingSpec &train = m_plan.training;
+    const auto degree = [&](Role r) { return shape.degrees[static_cast<std::size_t>(r)]; };
+    const int pipeline = degree(Role::Pipeline);
+    const double tp = degree(Role::Tensor);
+    const double shards = double(degree(Role::Data)) * degree(Role::Fsdp) * degree(Role::Expert);
+    const double perReplica = std::ceil(double(train.globalBatch) / shards);
+    Microbatch out;
+    out.tokens = std::ceil(perReplica / shape.microbatches) * double(train.seqLen) / degree(Role::Context);
+
+    // The busiest stage's work per microbatch.
+    const double attnFwd = layers.attentionForward;
+    const double attnBwd = layers.attentionBackward;
+    const double denseTime = layerTime(layers.dense, shape, out.tokens, attnFwd, attnBwd);
+    const double sparseTime = m.moe ? layerTime(layers.sparse, shape, out.tokens, attnFwd, attnBwd) : denseTime;
+    const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16;
+    const auto stageTime = [&](int s) {
+        const int moe = moeLayersOnStage(s, pipeline);
+        return (layersOnStage(s, pipeline) - moe) * denseTime + moe * sparseTime + (s == pipeline - 1 ? logitsTime : 0.0);
+    };
+    // Stages differ only in their layer counts (which change once along the pipeline), the dense
+    // layers before the first MoE layer and the logits: the first, the last and the stages where
+    // a count changes hold the largest. Any of them bounds the busiest from below.
+    const int extra = m.layers % pipeline;
+    int firstMoe = 0; // the stage holding the first MoE layer
+    if (m.moe) {
+        const int base = m.layers / pipeline;
+        const int dense = m.moe->firstDenseLayers;
+        firstMoe = dense < extra * (base + 1) ? dense / (base + 1) : extra + (base > 0 ? (dense - extra * (base + 1)) / base : 0);
+        firstMoe = std::clamp(firstMoe, 0, pipeline - 1);
+    }
+    const bool mirrored = pipeline > 1 && pipeline % 2 == 0;
+    for (int s : {0, std::max(0, extra - 1), std::min(pipeline - 1, extra), firstMoe, std::min(pipeline - 1, firstMoe + 1),
+                  pipeline - 1}) {
+        const double t = stageTime(s);
+        out.busiest = std::max(out.busiest, t);
+        if (mirrored) // a DualPipe rank runs its stage and the mirror one
+            out.busiestDual = std::max(out.busiestDual, 0.5 * (t + stageTime(pipeline - 1 - s)));
+    }
+    if (mirrored) { // the mean over a pair can peak elsewhere: some rank is at least the average
+        double sum = 0;
+        for (int s = 0; s < pipeline; ++s)
+            sum += stageTime(s);
+        out.busiestDual = std::max(out.busiestDual, sum / pipeline);
+    }
+    return out;
+}
+
+TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &layers, const Microbatch &micro) const
+{
+    const ModelSpec &m = m_plan.model;
+    const TrainingSpec &train = m_plan.training;
+    const auto degree = [&](Role r) { return shape.degrees[static_cast<std::size_t>(r)]; };
+    const int pipeline = degree(Role::Pipeline);
+    const double pp = pipeline;
+    const double tp = degree(Role::Tensor);
+    const double mb = shape.microbatches;
+    const double tokensMb = micro.tokens;
+    const bool dualPipe = shape.schedule == PipelineSchedule::DualPipe && pipeline > 1;
+    const double busiest = dualPipe ? micro.busiestDual : micro.busiest;
+    const Layer &dense = layers.dense;
+    const Layer &sparse = layers.sparse;
+
+    double bubble = 0;
+    if (pipeline > 1) {
+        switch (shape.schedule) {
+        case PipelineSchedule::GPipe:
+        case PipelineSchedule::OneFOneB:
+            bubble = pp - 1.0;
+            break;
+        case PipelineSchedule::Interleaved1F1B:
+            bubble = (pp - 1.0) / shape.virtualStages;
+            break;
+        case PipelineSchedule::ZeroBubble:
+            bubble = (pp - 1.0) / 3.0;
+            break;
+        case PipelineSchedule::DualPipe:
+            bubble = std::max(0.0, pp / 2.0 - 1.0) * 2.0 / 3.0;
+            break;
+        }
+    }
+    TrainingBounds out;
+    // A hair below, so that rounding in a different order never lifts it above the evaluation.
+    out.computeS = mb * busiest * (1.0 - 1e-9);
+    out.stepTimeS = (mb + bubble) * busiest * (1.0 - 1e-9);
+
+    // Memory: the chip kinds the evaluation reports (first, middle and last stage).
+    const double fs = degree(Role::Fsdp);
+    const double dp = degree(Role::Data);
+    const int z = shape.zeroStage;
+    double states = 0.1;
+    if (train.optimizer == Optimizer::Adam || train.optimizer == Optimizer::AdamW)
+        states = 2.0;
+    else if (train.optimizer == Optimizer::Sgd)
+        states = 1.0;
+    const double perParam = states * bytesPerElement(train.optimizerDtype)
+                            + (train.masterWeights ? bytesPerElement(train.optimizerDtype) : 0.0);
+    const bool keepsOne = shape.remat->kind == Remat::Full || shape.remat->kind == Remat::Custom;
+    const auto stageMemory = [&](int s, std::size_t kind) {
+        const double elements = (dualPipe ? layers.dualStageElements : layers.stageElements)[kind];
+        const bool last = s == pipeline - 1 || (dualPipe && s == 0);
+        double memory = elements * bytesPerElement(train.paramDtype) / (fs * (z >= 3 ? dp : 1.0))
+                        + elements * bytesPerElement(train.gradDtype) / (fs * (z >= 2 ? dp : 1.0))
+                        + elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+        double inFlight = mb;
+        switch (shape.schedule) {
+        case PipelineSchedule::GPipe:
+            break;
+        case PipelineSchedule::OneFOneB:
+        case PipelineSchedule::ZeroBubble:
+            inFlight = std::min(mb, pp - s);
+            break;
+        case PipelineSchedule::Interleaved1F1B:
+            inFlight = std::min(mb, pp - s) * (1.0 + (pp - 1.0) / (pp * shape.virtualStages));
+            break;
+        case PipelineSchedule::DualPipe:
+            inFlight = std::min(mb, pp + 1.0);
+            break;
+        }
+        const int moe = moeLayersOnStage(s, pipeline);
+        memory += inFlight * ((layersOnStage(s, pipeline) - moe) * dense.saved + moe * sparse.saved) * tokensMb * m_actBytes;
+        if (keepsOne)
+            memory += std::max(dense.selective, sparse.selective) * tokensMb * m_actBytes;
+        if (last)
+            memory += tokensMb * double(m.vocab) / tp * m_flowBytes;
+        return memory;
+    };
+    out.memory = stageMemory(0, 0);
+    if (pipeline > 2)
+        out.memory = std::max(out.memory, stageMemory(pipeline / 2, 1));
+    if (pipeline > 1)
+        out.memory = std::max(out.memory, stageMemory(pipeline - 1, 2));
+    out.memory *= 1.0 - 1e-9;
+    return out;
+}
+
+} // namespace meshplan::model
+
+namespace meshplan::model {
+
+TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, const Placement &placement) const
+{
+    const ModelSpec &m = m_plan.model;
+    const TrainingSpec &train = m_plan.training;
+    const auto degree = [&](Role r) { return shape.degrees[static_cast<std::size_t>(r)]; };
+    const double tp = degree(Role::Tensor);
+    const double shards = double(degree(Role::Data)) * degree(Role::Fsdp) * degree(Role::Expert);
+    const double tokensMb = std::ceil(std::ceil(double(train.globalBatch) / shards) / shape.microbatches)
+                            * double(train.seqLen) / degree(Role::Context);
+    CollectiveOptions options;
+    options.mode = m_mode;
+    const Topology &topology = m_plan.topology;
+    LinkTimes out;
+    if (tp > 1) {
+        const double v = tokensMb * double(m.dModel) * m_flowBytes;
+        const auto &spans = placement.of(Role::Tensor);
+        out.tensor = shape.sequenceParallel ? collectiveCost(topology, CollectiveOp::AllGather, spans, v, options).time
+                                                  + collectiveCost(topology, CollectiveOp::ReduceScatter, spans, v, options).time
+                                            : collectiveCost(topology, CollectiveOp::AllReduce, spans, v, options).time;
+    }
+    if (degree(Role::Pipeline) > 1) {
+        const double v = tokensMb * double(m.dModel) * m_flowBytes / (shape.sequenceParallel ? tp : 1.0);
+        out.pipeline = collectiveCost(topology, CollectiveOp::SendRecv, placement.of(Role::Pipeline), v, options).time;
+    }
+    return out;
+}
+
+double TrainingBound::exposedCommunication(const TrainingShape &shape, const LinkTimes &times) const
+{
+    const ModelSpec &m = m_plan.model;
+    const int pipeline = shape.degrees[static_cast<std::size_t>(Role::Pipeline)];
+    double exposed = 2.0 * (pipeline - 1.0) * times.pipeline; // fill and drain
+    if (!m_plan.parallelism.tensorOverlap) {
+        // Forward and backward, again for a recomputed forward; the least loaded stage's layers.
+        const RematPolicy &policy = *shape.remat;
+        const double blocks = m.parallelBlock ? 1.0 : 2.0;
+        double rounds = policy.kind == Remat::Full ? 1.0 : 0.0;
+        if (policy.kind == Remat::Custom)
+            rounds = !policy.saved.count(RematTensor::OutProj) && !policy.offloaded.count(RematTensor::OutProj) ? 1.0 / blocks : 0.0;
+        exposed += blocks * (2.0 + rounds) * (m.layers / pipeline) * shape.microbatches * times.tensor;
+    }
+    return exposed * (1.0 - 1e-9);
+}
+
+} // namespace meshplan::model
