@@ -272,6 +272,31 @@ private slots:
         QVERIFY(!window().isPreviewing());
     }
 
+    void previewRedrawsTheBoxesOfALargeCluster()
+    {
+        // 16,384 H100s are drawn as boxes cut where the node axis's roles change: 16 pipeline
+        // stages in the plan; a result without a pipeline must not keep the stage boxes.
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-405b-h100-16k.meshplan")));
+        QVERIFY(window().canvas()->boxNames().front().startsWith(QStringLiteral("stage 0")));
+        model::SearchOutcome outcome;
+        model::SearchCandidate flat{doc().plan(), {}, "no pipeline"};
+        flat.plan.parallelism.degrees = {256, 8, 2, 1, 1, 4};
+        flat.plan.parallelism.placement.clear();
+        flat.plan.parallelism.microbatches = 1;
+        const auto evaluation = model::evaluate(flat.plan);
+        QVERIFY2(evaluation, evaluation ? "" : evaluation.error().toString().c_str());
+        flat.evaluation = *evaluation;
+        outcome.results = {flat};
+        panel().setOutcome(outcome, true);
+        panel().pickCandidate(0);
+        QVERIFY(window().isPreviewing());
+        QVERIFY(window().canvas()->boxCount() > 0);
+        for (const QString &name : window().canvas()->boxNames())
+            QVERIFY2(!name.startsWith(QStringLiteral("stage")), qPrintable(name));
+        window().endPreview();
+        QVERIFY(window().canvas()->boxNames().front().startsWith(QStringLiteral("stage 0")));
+    }
+
     void applyIsOneUndoStep()
     {
         QVERIFY(runSearch());
