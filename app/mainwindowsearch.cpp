@@ -110,7 +110,7 @@ void MainWindow::showSearch()
     // Wide enough for the table's numbers and a readable plot, taken from the mesh: the
     // palettes on the left keep their width.
     QList<QDockWidget *> docks{m_searchDock};
-    QList<int> widths{std::clamp(width() * 2 / 5, 380, 640)};
+    QList<int> widths{std::clamp(width() * 2 / 5, 420, 640)};
     if (auto *models = findChild<QDockWidget *>(QStringLiteral("modelsDock")); models && models->isVisible()) {
         docks.prepend(models);
         widths.prepend(models->width());

@@ -38,7 +38,7 @@ ParetoChart::ParetoChart(QWidget *parent)
 {
     setObjectName(QStringLiteral("paretoChart"));
     setMouseTracking(true);
-    setMinimumHeight(120);
+    setMinimumHeight(100);
     // Beside the plot, as on the memory chart: inside, it hid the plans it sat on (the open
     // plan is often a slow one, top right), and a row above took height the table needs.
     legend->setVisible(true);
@@ -99,7 +99,7 @@ QPointF ParetoChart::place(const model::Evaluation &e) const
     const double time = SearchResultsModel::timeOf(e, m_training);
     if (m_training)
         return {time, e.memory.total / kGiB};
-    return {e.inference ? e.inference->tokensPerSPerChip : 0.0, time};
+    return {e.inference ? e.inference->tokensPerSPerChip : 0.0, time * 1e3}; // latency in ms: "29.3", not "0.0293"
 }
 
 QPointF ParetoChart::pointOf(int index) const
@@ -153,7 +153,7 @@ void ParetoChart::rebuild()
         yAxis->setLabel(tr("GiB per chip"));
     } else {
         xAxis->setLabel(tr("Tokens/s per chip"));
-        yAxis->setLabel(tr("Latency per token"));
+        yAxis->setLabel(tr("ms per token"));
     }
 
     double xLo = std::numeric_limits<double>::infinity();
@@ -188,7 +188,7 @@ void ParetoChart::rebuild()
     yAxis->setScaleType(QCPAxis::stLinear);
     setLinearRange(yAxis, 0, yHi);
     if (!m_training)
-        yAxis->setLabel(tr("Latency per token (s)"));
+        yAxis->setLabel(tr("ms per token"));
 
     auto *results = addGraph();
     results->setName(tr("results"));

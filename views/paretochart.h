@@ -32,7 +32,8 @@ public:
     void setSelected(int index);
     int selected() const { return m_selected; }
 
-    /// The point a candidate is drawn at: (x, y) in axis units.
+    /// The point a candidate is drawn at: (x, y) in axis units (training: seconds, GiB;
+    /// serving: tokens/s per chip, milliseconds).
     QPointF pointOf(int index) const;
     /// The pixel a candidate is drawn at, as last laid out.
     QPointF pixelOf(int index) const;

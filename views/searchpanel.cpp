@@ -13,7 +13,6 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
-#include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -54,16 +53,12 @@ SearchPanel::SearchPanel(QWidget *parent)
     auto *controls = new QHBoxLayout;
     m_objective = new QComboBox(this);
     m_objective->setObjectName(QStringLiteral("searchObjective"));
-    m_objective->setToolTip(tr("What the ranking maximizes."));
+    m_objective->setToolTip(tr("What the ranking optimizes: the shortest step (the highest MFU), the most "
+                                  "tokens/s per chip within the latency target, or the lowest cost at the "
+                                  "cluster's price per chip-hour."));
     // Narrow enough to share a tab group with the inspector without widening its column.
     m_objective->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_objective->setMinimumContentsLength(8);
-    m_top = new QSpinBox(this);
-    m_top->setObjectName(QStringLiteral("searchTop"));
-    m_top->setRange(1, 100);
-    m_top->setValue(10);
-    m_top->setPrefix(tr("top "));
-    m_top->setToolTip(tr("How many of the best plans are listed."));
+    m_objective->setMinimumContentsLength(6);
     m_search = new QPushButton(tr("Search"), this);
     m_search->setObjectName(QStringLiteral("searchButton"));
     m_search->setToolTip(tr("Search every parallelization of the open plan's model on its cluster."));
@@ -71,25 +66,23 @@ SearchPanel::SearchPanel(QWidget *parent)
     m_cancel = new QPushButton(tr("Cancel"), this);
     m_cancel->setObjectName(QStringLiteral("cancelSearchButton"));
     m_cancel->setToolTip(tr("Stop the search; the plan is left as it is."));
-    controls->addWidget(m_objective, 1);
-    controls->addWidget(m_top);
-    controls->addWidget(m_search);
-    controls->addWidget(m_cancel);
-    layout->addLayout(controls);
-
-    auto *latencyRow = new QHBoxLayout;
-    m_latencyLabel = new QLabel(tr("Latency target per token:"), this);
+    // Serving's latency target sits beside the objective it qualifies: a row less, so the
+    // table and the plot keep their height in a small window.
+    m_latencyLabel = new QLabel(tr("≤"), this);
+    m_latencyLabel->setToolTip(tr("Latency target per generated token"));
     m_latency = new QDoubleSpinBox(this);
     m_latency->setObjectName(QStringLiteral("searchLatency"));
     m_latency->setRange(0, 10000);
-    m_latency->setDecimals(1);
+    m_latency->setDecimals(0); // whole milliseconds: "50 ms" keeps the row narrow
     m_latency->setSuffix(tr(" ms"));
-    m_latency->setSpecialValueText(tr("none"));
-    m_latency->setToolTip(tr("Serving plans slower than this per generated token are not ranked."));
-    latencyRow->addWidget(m_latencyLabel);
-    latencyRow->addWidget(m_latency);
-    latencyRow->addStretch(1);
-    layout->addLayout(latencyRow);
+    m_latency->setSpecialValueText(tr("no target"));
+    m_latency->setToolTip(tr("Latency target per generated token: slower serving plans are not ranked."));
+    controls->addWidget(m_objective, 1);
+    controls->addWidget(m_latencyLabel);
+    controls->addWidget(m_latency);
+    controls->addWidget(m_search);
+    controls->addWidget(m_cancel);
+    layout->addLayout(controls);
 
     auto *progressRow = new QHBoxLayout;
     m_progress = new QProgressBar(this);
@@ -97,7 +90,8 @@ SearchPanel::SearchPanel(QWidget *parent)
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
     m_progress->setTextVisible(true);
-    m_apply = new QPushButton(tr("Apply to plan"), this);
+    m_progress->setFormat(tr("Ready"));
+    m_apply = new QPushButton(tr("Apply"), this);
     m_apply->setObjectName(QStringLiteral("applySearchButton"));
     m_apply->setToolTip(tr("Put the picked plan into the document (one undo step)."));
     progressRow->addWidget(m_progress, 1);
@@ -140,7 +134,7 @@ SearchPanel::SearchPanel(QWidget *parent)
     split->addWidget(m_pareto);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
-    split->setSizes({300, 200}); // the table's rows first; the plot reads at 120 px already
+    split->setSizes({300, 200}); // the table's rows first; the plot reads at 100 px already
     split->setChildrenCollapsible(false);
     layout->addWidget(split, 1);
 
@@ -166,13 +160,13 @@ void SearchPanel::fillObjectives(bool training, bool priced)
         m_objective->addItem(text, static_cast<int>(objective));
     };
     if (training) {
-        add(tr("Shortest step (highest MFU)"), model::SearchObjective::StepTime);
+        add(tr("Shortest step"), model::SearchObjective::StepTime); // the highest MFU too
         if (priced)
             add(tr("Cheapest step"), model::SearchObjective::Cost);
     } else {
-        add(tr("Most tokens/s per chip"), model::SearchObjective::TokensPerChip);
+        add(tr("Most tokens/s/chip"), model::SearchObjective::TokensPerChip);
         if (priced)
-            add(tr("Cheapest million tokens"), model::SearchObjective::Cost);
+            add(tr("Cheapest 1M tokens"), model::SearchObjective::Cost);
     }
     const int again = m_objective->findData(kept);
     m_objective->setCurrentIndex(again >= 0 ? again : 0);
@@ -208,7 +202,7 @@ model::SearchOptions SearchPanel::options() const
 {
     model::SearchOptions options;
     options.objective = static_cast<model::SearchObjective>(m_objective->currentData().toInt());
-    options.top = m_top->value();
+    options.top = kRanked;
     options.latencyTargetS = m_training ? 0 : m_latency->value() / 1e3;
     return options;
 }
@@ -224,7 +218,8 @@ void SearchPanel::searchStarted()
     m_results->clear();
     m_pareto->setMessage(tr("Searching…"));
     m_progress->setValue(0);
-    m_status->setText(tr("Searching…"));
+    m_progress->setFormat(tr("Searching…"));
+    m_status->setText(tr("Every layout that fits is ranked; those that do not are counted."));
     updateButtons();
 }
 
@@ -235,8 +230,9 @@ void SearchPanel::setProgress(std::int64_t considered, std::int64_t total, doubl
     const double share = total > 0 ? std::clamp(double(considered) / double(total), 0.0, 1.0) : 0.0;
     m_progress->setValue(static_cast<int>(share * 1000));
     const double perS = elapsedS > 0 ? double(considered) / elapsedS : 0;
-    m_status->setText(tr("%1 of about %2 plans · %3 plans/s").arg(count(double(considered)), count(double(total)),
-                                                                  count(perS)));
+    // The bar carries the numbers, so the panel spends no extra line on them.
+    m_progress->setFormat(tr("%p% · %1 of ~%2 · %3 plans/s")
+                              .arg(count(double(considered)), count(double(total)), count(perS)));
 }
 
 void SearchPanel::setOutcome(const model::SearchOutcome &outcome, bool training)
@@ -281,16 +277,18 @@ void SearchPanel::setOutcome(const model::SearchOutcome &outcome, bool training)
 
     const auto &s = outcome.space;
     const double perS = outcome.elapsedS > 0 ? double(s.size) / outcome.elapsedS : 0;
-    QString text = outcome.cancelled ? tr("Cancelled after %1 plans in %2, the best so far:")
-                                           .arg(count(double(s.size)), seconds(outcome.elapsedS))
-                                     : tr("%1 plans in %2 (%3 plans/s):")
-                                           .arg(QLocale().toString(static_cast<qint64>(s.size)),
-                                                seconds(outcome.elapsedS), count(perS));
+    m_progress->setFormat(outcome.cancelled ? tr("Cancelled after %1 plans in %2")
+                                                  .arg(count(double(s.size)), seconds(outcome.elapsedS))
+                                            : tr("%1 plans in %2 · %3/s")
+                                                  .arg(count(double(s.size)), seconds(outcome.elapsedS), count(perS)));
+    m_progress->setToolTip(tr("%1 plans considered in %2 s: %3 plans per second.")
+                               .arg(QLocale().toString(static_cast<qint64>(s.size)))
+                               .arg(outcome.elapsedS, 0, 'g', 3)
+                               .arg(QLocale().toString(perS, 'f', 0)));
     // What did not fit is said, not silently dropped (issue 17).
-    text += QLatin1Char(' ')
-            + tr("%1 fit, %2 do not fit, %3 pruned by bounds.")
-                  .arg(count(double(s.fits)), count(double(s.doesNotFit)), count(double(s.pruned)));
-    m_status->setText(text);
+    m_status->setText(tr("%1 fit, %2 do not fit, %3 pruned by bounds.%4")
+                          .arg(count(double(s.fits)), count(double(s.doesNotFit)), count(double(s.pruned)),
+                               outcome.cancelled ? tr(" The best found before the cancel:") : QString()));
     m_status->setToolTip(tr("%1 plans considered, %2 evaluated, %3 skipped by bounds that prove they cannot "
                             "rank or join the front; %4 fit in memory, %5 do not.\nClick a row or a point to "
                             "preview its plan on the mesh and the charts.")
@@ -316,6 +314,7 @@ void SearchPanel::setFailed(const QString &message)
 {
     m_running = false;
     m_progress->setValue(0);
+    m_progress->setFormat(tr("Not run"));
     m_status->setText(tr("The search could not run: %1").arg(message));
     m_pareto->setMessage(tr("No results."));
     updateButtons();
@@ -362,12 +361,11 @@ void SearchPanel::updateButtons()
     m_search->setEnabled(!m_running);
     m_cancel->setEnabled(m_running);
     m_objective->setEnabled(!m_running);
-    m_top->setEnabled(!m_running);
     m_latency->setEnabled(!m_running);
     m_apply->setEnabled(!m_running && m_picked >= 0);
     // The button names what it applies: the rank, or a plan of the front that was not ranked.
-    m_apply->setText(m_picked < 0 ? tr("Apply to plan")
-                     : m_picked < m_ranked ? tr("Apply #%1 to plan").arg(m_picked + 1)
+    m_apply->setText(m_picked < 0 ? tr("Apply")
+                     : m_picked < m_ranked ? tr("Apply #%1").arg(m_picked + 1)
                                            : tr("Apply front plan"));
 }
 

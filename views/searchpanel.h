@@ -16,7 +16,6 @@ class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
-class QSpinBox;
 class QTableView;
 
 namespace meshplan::views {
@@ -29,12 +28,15 @@ class SearchPanel : public QWidget
     Q_OBJECT
 
 public:
+    /// Ranked results listed (the Pareto front's plans are plotted besides).
+    static constexpr int kRanked = 20;
+
     explicit SearchPanel(QWidget *parent = nullptr);
 
     /// The open plan: which objectives apply (training or serving, a price or not) and the
     /// point the Pareto plot marks. `evaluation` may be null (the plan does not evaluate).
     void setOpenPlan(const model::Plan &plan, const model::Evaluation *evaluation);
-    /// The options the controls ask for (objective, latency target, results kept).
+    /// The options the controls ask for (objective, latency target; kRanked results kept).
     model::SearchOptions options() const;
 
     /// A search began: Search is disabled, Cancel enabled, the bar at zero.
@@ -85,7 +87,6 @@ private:
     QComboBox *m_objective = nullptr;
     QLabel *m_latencyLabel = nullptr;
     QDoubleSpinBox *m_latency = nullptr;
-    QSpinBox *m_top = nullptr;
     QPushButton *m_search = nullptr;
     QPushButton *m_cancel = nullptr;
     QProgressBar *m_progress = nullptr;
