@@ -52,6 +52,11 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                serving: latency against throughput across batch sizes
   cheapest PLAN.meshplan --latency SECONDS [--max-chips N] [--json]
                                                serving: the cheapest deployment within a per-token latency
+  search PLAN.meshplan [--objective step-time|cost|tokens-per-chip] [--latency S] [--max-chips N]
+         [--top K] [--json] [--save-best FILE] [--ideal]
+                                               the best parallelizations of the plan's model on its
+                                               cluster (serving: up to N chips), ranked, with the
+                                               Pareto front; --save-best writes the best plan
   render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark] [--no-title]
                                                draws a chart of the plan (no display needed), titled
                                                with the plan; text grows with sizes past 1200x750
@@ -94,6 +99,9 @@ const std::map<std::string, Option> &options()
         {"--batches", {"batches", true, false}},
         {"--latency", {"latency", true, true}},
         {"--max-chips", {"max_chips", true, true}},
+        {"--objective", {"objective", true, false}},
+        {"--top", {"top", true, true}},
+        {"--save-best", {"save_best", true, false}},
     };
     return table;
 }
@@ -112,6 +120,7 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
         {"evaluate", {"--json", "--repeat", "--ideal"}},
         {"sweep", {"--json", "--batches", "--ideal"}},
         {"cheapest", {"--json", "--latency", "--max-chips", "--ideal"}},
+        {"search", {"--json", "--objective", "--latency", "--max-chips", "--top", "--save-best", "--ideal"}},
     };
     return table;
 }
@@ -570,6 +579,9 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         }
         return 0;
     }
+
+    if (command == "search")
+        return runSearch(positional, callArgs, asJson, ideal, out, err);
 
     if (command == "sweep" || command == "cheapest") {
         if (positional.size() != 1)

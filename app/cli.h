@@ -18,6 +18,11 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
 /// QApplication. Same exit codes and error style as runCli.
 int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
+/// Runs `search PLAN [--objective ...] [--latency S] [--max-chips N] [--top K] [--save-best FILE]`
+/// with runCli's parsed options (`args` keyed as its option table); same exit codes and errors.
+int runSearch(const std::vector<std::string> &positional, const nlohmann::json &args, bool asJson, bool ideal,
+              std::ostream &out, std::ostream &err);
+
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 model::Expected<model::Plan> loadPlan(const std::string &file);
 

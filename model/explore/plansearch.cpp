@@ -15,7 +15,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <thread>
 
 namespace meshplan::model {
@@ -239,9 +238,15 @@ std::string trainingWhy(const Plan &from, const Expected<Evaluation> &base, cons
         why = "fits where the plan needs " + formatBytes(base->memory.total, true);
     else
         why = formatNumber(base->step.time / e.step.time) + "x the plan's speed";
-    why += "; " + formatSeconds(e.step.time) + " per step, MFU " + formatNumber(100.0 * e.mfu) + "%, "
-           + formatBytes(e.memory.total, true) + " of " + formatBytes(e.memory.capacity, true) + ", " + e.bound
-           + "-bound; " + changeList(from, plan);
+    why += "; " + formatSeconds(e.step.time) + " per step";
+    if (plan.pricePerChipHour > 0)
+        why += " ($" + formatNumber(double(e.chips) * e.step.time / 3600.0 * plan.pricePerChipHour) + ")";
+    why += ", MFU " + formatNumber(100.0 * e.mfu) + "%, " + formatBytes(e.memory.total, true) + " of "
+           + formatBytes(e.memory.capacity, true) + ", " + e.bound + "-bound";
+    if (e.run)
+        why += ", " + formatNumber(e.run->days) + " days to train"
+               + (e.run->cost > 0 ? " ($" + formatNumber(e.run->cost) + ")" : std::string());
+    why += "; " + changeList(from, plan);
     return why;
 }
 
@@ -274,6 +279,14 @@ struct BoundedKnobs {
     Knobs knobs;
     TrainingBounds bounds;
     std::int64_t index = 0;
+    std::size_t layers = 0;     ///< into the combination's layers, one per (sequence parallel, remat)
+    std::size_t microbatch = 0; ///< into its microbatches, one per (layers, microbatch count)
+};
+
+/// What the bounds of a combination's knobs share.
+struct SharedBounds {
+    std::vector<TrainingBound::Layers> layers;
+    std::vector<TrainingBound::Microbatch> microbatches;
 };
 
 class TrainingSearch
@@ -301,7 +314,7 @@ private:
     /// count that `skipGroup` drops (it sees bounds below all of the group's, its first number
     /// and its size).
     template<class Skip, class SkipGroup>
-    std::vector<BoundedKnobs> knobsOf(const Combo &combo, Skip skip, SkipGroup skipGroup) const;
+    std::vector<BoundedKnobs> knobsOf(const Combo &combo, SharedBounds &shared, Skip skip, SkipGroup skipGroup) const;
     TrainingShape shape(const Combo &combo, const Knobs &k) const;
     /// Sets the plan's parallelism and remat policy to a candidate's (nothing else is copied).
     void apply(Plan &plan, const Combo &combo, const Knobs &k, std::size_t placement) const;
@@ -421,7 +434,8 @@ void TrainingSearch::prepare(Combo &combo) const
 }
 
 template<class Skip, class SkipGroup>
-std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, Skip skip, SkipGroup skipGroup) const
+std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, SharedBounds &shared, Skip skip,
+                                                  SkipGroup skipGroup) const
 {
     std::vector<BoundedKnobs> out;
     const bool tensor = combo.degrees[idx(Role::Tensor)] > 1;
@@ -431,7 +445,8 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, Skip skip,
     for (int sp = 0; sp <= (tensor ? 1 : 0); ++sp)
         for (std::size_t r = 0; r < m_policies.size(); ++r) {
             Knobs k{sp == 1, 0, PipelineSchedule::OneFOneB, 1, 1, static_cast<int>(r)};
-            const TrainingBound::Layers layers = m_bound.layers(shape(combo, k));
+            shared.layers.push_back(m_bound.layers(shape(combo, k)));
+            const TrainingBound::Layers &layers = shared.layers.back();
             for (int mb : combo.microbatches) {
                 k.microbatches = mb;
                 const TrainingBound::Microbatch micro = m_bound.microbatch(shape(combo, k), layers);
@@ -450,6 +465,7 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, Skip skip,
                     index += size;
                     continue;
                 }
+                shared.microbatches.push_back(micro);
                 for (const auto &[schedule, virtualStages] : combo.schedules) {
                     if (schedule == PipelineSchedule::DualPipe && mb % 2 != 0)
                         continue;
@@ -459,7 +475,7 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, Skip skip,
                         k.virtualStages = virtualStages;
                         const TrainingBounds b = m_bound.bounds(shape(combo, k), layers, micro);
                         if (!skip(b, index))
-                            out.push_back({k, b, index});
+                            out.push_back({k, b, index, shared.layers.size() - 1, shared.microbatches.size() - 1});
                         ++index;
                     }
                 }
@@ -498,7 +514,8 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
     // Knobs over the chip's memory whatever the placement are counted, not evaluated; so are
     // those the standings frozen for the block already exclude.
     const double limit = capacity();
-    std::vector<BoundedKnobs> knobs = knobsOf(combo, [&](const TrainingBounds &b, std::int64_t i) {
+    SharedBounds shared;
+    std::vector<BoundedKnobs> knobs = knobsOf(combo, shared, [&](const TrainingBounds &b, std::int64_t i) {
         if (b.memory > limit) {
             counts.doesNotFit += placements;
             counts.pruned += placements;
@@ -543,7 +560,10 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
             for (const Placement &placed : combo.placed)
                 times.push_back(m_bound.linkTimes(s, placed));
         for (std::int64_t p = 0; p < placements; ++p)
-            hidden[static_cast<std::size_t>(p)] = {m_bound.exposedCommunication(s, times[static_cast<std::size_t>(p)]), p};
+            hidden[static_cast<std::size_t>(p)] = {
+                m_bound.exposedCommunication(s, shared.layers[knobs[n].layers], shared.microbatches[knobs[n].microbatch],
+                                             times[static_cast<std::size_t>(p)]),
+                p};
         std::sort(hidden.begin(), hidden.end());
         if (local.excludes(b.stepTimeS + hidden.front().first, b.memory, b.stepTimeS + hidden.front().first,
                            Key{comboIndex, i, 0})) {

@@ -65,8 +65,8 @@ std::pair<double, double> TrainingBound::attentionRates(int context) const
     return {peak16 * m_kernel->forwardShare(t) * derate, peak16 * m_kernel->backwardShare(t) * derate};
 }
 
-double TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, double tokens, double attnFwd,
-                                double attnBwd) const
+std::pair<double, double> TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, double tokens,
+                                                   double attnFwd, double attnBwd) const
 {
     const double flopsTime = (l.matmulFlops + l.expertFlops / m_expertEfficiency) * tokens / m_peak
                              + l.attentionFlops * tokens / attnFwd;
@@ -92,7 +92,7 @@ double TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, doub
                     + l.recomputeAttention * tokens / attnFwd;
         break;
     }
-    return forward + backward + recompute;
+    return {forward, backward + recompute};
 }
 
 int TrainingBound::layersOnStage(int stage, int pipeline) const
@@ -243,6 +243,13 @@ TrainingBound::Layers TrainingBound::layers(const TrainingShape &shape) const
         out.stageElements[i] = stageElements(stages[i], shape);
         out.dualStageElements[i] = out.stageElements[i] + stageElements(pipeline - 1 - stages[i], shape);
     }
+    out.fewestDense = m_plan.model.layers;
+    out.fewestMoe = m_plan.model.layers;
+    for (int s = 0; s < pipeline; ++s) {
+        const int moe = moeLayersOnStage(s, pipeline);
+        out.fewestDense = std::min(out.fewestDense, layersOnStage(s, pipeline) - moe);
+        out.fewestMoe = std::min(out.fewestMoe, moe);
+    }
     return out;
 }
 
@@ -261,8 +268,13 @@ TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, 
     // The busiest stage's work per microbatch.
     const double attnFwd = layers.attentionForward;
     const double attnBwd = layers.attentionBackward;
-    const double denseTime = layerTime(layers.dense, shape, out.tokens, attnFwd, attnBwd);
-    const double sparseTime = m.moe ? layerTime(layers.sparse, shape, out.tokens, attnFwd, attnBwd) : denseTime;
+    std::tie(out.denseForward, out.denseBackward) = layerTime(layers.dense, shape, out.tokens, attnFwd, attnBwd);
+    if (m.moe)
+        std::tie(out.sparseForward, out.sparseBackward) = layerTime(layers.sparse, shape, out.tokens, attnFwd, attnBwd);
+    else
+        std::tie(out.sparseForward, out.sparseBackward) = std::pair{out.denseForward, out.denseBackward};
+    const double denseTime = out.denseForward + out.denseBackward;
+    const double sparseTime = out.sparseForward + out.sparseBackward;
     const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16;
     const auto stageTime = [&](int s) {
         const int moe = moeLayersOnStage(s, pipeline);
@@ -412,14 +424,61 @@ TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, co
         const double v = tokensMb * double(m.dModel) * m_flowBytes / (shape.sequenceParallel ? tp : 1.0);
         out.pipeline = collectiveCost(topology, CollectiveOp::SendRecv, placement.of(Role::Pipeline), v, options).time;
     }
+    if (degree(Role::Expert) > 1 && m.moe) {
+        // Under an fp8 recipe tokens go out in fp8 and come back in bf16: the mean per element.
+        const double routed = tokensMb * m.moe->expertsPerToken * double(m.dModel) * 0.5 * (m_actBytes + m_flowBytes)
+                              / (shape.sequenceParallel ? tp : 1.0);
+        out.expert = collectiveCost(topology, CollectiveOp::AllToAll, placement.of(Role::Expert),
+                                    routed * degree(Role::Expert), options).time;
+    }
+    // FSDP: a layer's weights gathered, its gradients reduce-scattered, over FSDP (and data under ZeRO-3).
+    const Layers l = layers(shape);
+    for (int overData = 0; overData < 2; ++overData) {
+        const bool withData = overData == 1 && degree(Role::Data) > 1;
+        if (degree(Role::Fsdp) * (withData ? degree(Role::Data) : 1) <= 1)
+            continue;
+        const std::vector<AxisSpan> spans = withData ? placement.combined({Role::Fsdp, Role::Data}) : placement.of(Role::Fsdp);
+        for (int moe = 0; moe < 2; ++moe) {
+            const double elements = (moe ? l.sparse : l.dense).weightElements;
+            const auto o = static_cast<std::size_t>(overData);
+            const auto k = static_cast<std::size_t>(moe);
+            out.gather[o][k] = collectiveCost(topology, CollectiveOp::AllGather, spans,
+                                              elements * bytesPerElement(train.paramDtype), options).time;
+            out.scatter[o][k] = collectiveCost(topology, CollectiveOp::ReduceScatter, spans,
+                                               elements * bytesPerElement(train.gradDtype), options).time;
+        }
+    }
     return out;
 }
 
-double TrainingBound::exposedCommunication(const TrainingShape &shape, const LinkTimes &times) const
+double TrainingBound::exposedCommunication(const TrainingShape &shape, const Layers &layers, const Microbatch &micro,
+                                           const LinkTimes &times) const
 {
     const ModelSpec &m = m_plan.model;
     const int pipeline = shape.degrees[static_cast<std::size_t>(Role::Pipeline)];
     double exposed = 2.0 * (pipeline - 1.0) * times.pipeline; // fill and drain
+    // FSDP: a gather prefetched behind a layer's forward, gather and reduce-scatter behind its
+    // backward; what outlasts them shows, per layer and microbatch.
+    const auto z = static_cast<std::size_t>(shape.zeroStage >= 3 ? 1 : 0);
+    const auto fsdp = [&](std::size_t moe, double forward, double backward) {
+        const double gather = times.gather[z][moe];
+        return std::max(0.0, gather - forward) + std::max(0.0, gather + times.scatter[z][moe] - backward);
+    };
+    exposed += shape.microbatches
+               * (layers.fewestDense * fsdp(0, micro.denseForward, micro.denseBackward)
+                  + layers.fewestMoe * fsdp(1, micro.sparseForward, micro.sparseBackward));
+    // Experts: dispatch and combine, forward and backward (and a recomputed forward's), per MoE
+    // layer and microbatch; an overlap hides them behind that layer's compute.
+    if (times.expert > 0) {
+        const RematPolicy &policy = *shape.remat;
+        double rounds = policy.kind == Remat::Full ? 1.0 : 0.0;
+        if (policy.kind == Remat::Custom)
+            rounds = !policy.saved.count(RematTensor::MlpWi) && !policy.offloaded.count(RematTensor::MlpWi) ? 0.5 : 0.0;
+        const double perLayer = 2.0 * (2.0 + rounds) * times.expert;
+        const bool overlap = m_plan.parallelism.expertOverlap || shape.schedule == PipelineSchedule::DualPipe;
+        exposed += layers.fewestMoe * shape.microbatches
+                   * (overlap ? std::max(0.0, perLayer - (micro.sparseForward + micro.sparseBackward)) : perLayer);
+    }
     if (!m_plan.parallelism.tensorOverlap) {
         // Forward and backward, again for a recomputed forward; the least loaded stage's layers.
         const RematPolicy &policy = *shape.remat;

@@ -66,6 +66,8 @@ public:
         /// Weight elements of the first, middle and last stage (each with its mirror under DualPipe).
         std::array<double, 3> stageElements{};
         std::array<double, 3> dualStageElements{};
+        int fewestDense = 0; ///< the fewest dense and MoE layers any stage holds
+        int fewestMoe = 0;
     };
     Layers layers(const TrainingShape &shape) const;
     /// One microbatch: its tokens per chip and the busiest stage's work on it (and a DualPipe
@@ -74,6 +76,10 @@ public:
         double tokens = 0;
         double busiest = 0;
         double busiestDual = 0;
+        double denseForward = 0; ///< one layer's forward, and backward with recompute
+        double denseBackward = 0;
+        double sparseForward = 0;
+        double sparseBackward = 0;
     };
     Microbatch microbatch(const TrainingShape &shape, const Layers &layers) const;
     /// The bounds, with layers(shape) and microbatch(shape, layers) computed once for many shapes.
@@ -84,26 +90,37 @@ public:
     }
     TrainingBounds bounds(const TrainingShape &shape) const { return bounds(shape, layers(shape)); }
     /// Communication no schedule hides, on a placement: the tensor-parallel activation
-    /// collectives of the least loaded stage (unless tensor_overlap) and the pipeline's fill and
-    /// drain. At most the evaluated step.exposed_communication_s.
+    /// collectives of the least loaded stage (unless tensor_overlap), the pipeline's fill and
+    /// drain, the expert all-to-alls (those that outlast a layer's compute under an overlap),
+    /// and the FSDP weight gathers and gradient reduce-scatters that outlast the layer
+    /// compute they hide behind. At most the evaluated step.exposed_communication_s.
     double exposedCommunication(const TrainingShape &shape, const Placement &placement) const
     {
-        return exposedCommunication(shape, linkTimes(shape, placement));
+        const Layers l = layers(shape);
+        return exposedCommunication(shape, l, microbatch(shape, l), linkTimes(shape, placement));
     }
     /// One tensor-parallel activation collective (all-reduce, or all-gather and reduce-scatter
-    /// with sequence parallelism) and one pipeline send: they depend on the placement, the
-    /// sequence parallelism and the microbatch size only, so many knobs share them.
+    /// with sequence parallelism), one pipeline send, and a dense and a MoE layer's FSDP weight
+    /// gather and gradient reduce-scatter (over FSDP alone, and with ZeRO-3 over FSDP and data):
+    /// they depend on the placement, the sequence parallelism and the microbatch size only, so
+    /// many knobs share them.
     struct LinkTimes {
         double tensor = 0;
         double pipeline = 0;
+        double expert = 0; ///< one expert dispatch (or combine) all-to-all
+        std::array<std::array<double, 2>, 2> gather{};  ///< [ZeRO-3 over data][MoE layer]
+        std::array<std::array<double, 2>, 2> scatter{};
     };
     LinkTimes linkTimes(const TrainingShape &shape, const Placement &placement) const;
-    double exposedCommunication(const TrainingShape &shape, const LinkTimes &times) const;
+    double exposedCommunication(const TrainingShape &shape, const Layers &layers, const Microbatch &microbatch,
+                                const LinkTimes &times) const;
 
 private:
     Layer layer(const TrainingShape &shape, bool moe) const;
     /// Forward, backward and recompute of one layer for one microbatch of `tokens`.
-    double layerTime(const Layer &l, const TrainingShape &shape, double tokens, double attnFwd, double attnBwd) const;
+    /// A layer's forward, and its backward with the recompute, for one microbatch.
+    std::pair<double, double> layerTime(const Layer &l, const TrainingShape &shape, double tokens, double attnFwd,
+                                        double attnBwd) const;
     int layersOnStage(int stage, int pipeline) const;
     int moeLayersOnStage(int stage, int pipeline) const;
     double stageElements(int stage, const TrainingShape &shape) const;

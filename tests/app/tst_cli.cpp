@@ -1,6 +1,7 @@
 // meshplan-cli: results through the same model API, --json shapes, and exit code 2 with one
 // clear line for every kind of bad input.
 #include "cli.h"
+#include "fulldisk.h"
 
 #include <QDir>
 #include <QFile>
@@ -571,6 +572,144 @@ private slots:
         const QByteArray err = process.readAllStandardError();
         QVERIFY2(err.startsWith(("meshplan-cli: " + bad + ": parallelism.tensor: ").toUtf8()), err.constData());
         QVERIFY2(err.contains("-4"), err.constData());
+    }
+
+    // search (issue 17): every plan the JSON prints, results and front alike, evaluates through
+    // `evaluate` to the result printed beside it.
+    void searchPrintsPlansThatEvaluateToTheirResults_data()
+    {
+        QTest::addColumn<QString>("plan");
+        QTest::addColumn<QStringList>("options");
+        QTest::newRow("training, GPT 22B on 8 A100s")
+            << QStringLiteral("measured-runs/training/C1-full-korthikanti-gpt-22b.json") << QStringList{};
+        QTest::newRow("training, ideal") << QStringLiteral("measured-runs/training/R1-llama-3.1-8b-v6e-8chips.json")
+                                         << QStringList{QStringLiteral("--ideal")};
+        QTest::newRow("serving, v5e up to 16 chips")
+            << QStringLiteral("plans/llama-3-70b-int8-v5e-serving.meshplan")
+            << QStringList{QStringLiteral("--max-chips"), QStringLiteral("16"), QStringLiteral("--latency"), QStringLiteral("0.05")};
+    }
+
+    void searchPrintsPlansThatEvaluateToTheirResults()
+    {
+        QFETCH(QString, plan);
+        QFETCH(QStringList, options);
+        std::vector<std::string> args{"search", MESHPLAN_TEST_DATA "/" + plan.toStdString(), "--json", "--top", "3"};
+        for (const QString &o : options)
+            args.push_back(o.toStdString());
+        const auto printed = cli(args);
+        QVERIFY2(printed.code == 0, printed.err.c_str());
+        const json doc = json::parse(printed.out);
+        QCOMPARE(doc.at("format").get<std::string>(), std::string("meshplan/search"));
+        const json &space = doc.at("space");
+        QCOMPARE(space.at("evaluated").get<std::int64_t>() + space.at("pruned").get<std::int64_t>(),
+                 space.at("size").get<std::int64_t>());
+        QVERIFY(doc.at("plans_per_s").get<double>() > 0);
+        QCOMPARE(doc.at("results").size(), std::size_t(3));
+        QVERIFY(!doc.at("pareto").empty());
+        QTemporaryDir dir;
+        int n = 0;
+        for (const char *list : {"results", "pareto"})
+            for (const json &entry : doc.at(list)) {
+                const std::string file = writeFile(dir, QStringLiteral("p%1.meshplan").arg(n++), entry.at("plan").dump(2));
+                std::vector<std::string> evalArgs{"evaluate", file, "--json"};
+                if (options.contains(QStringLiteral("--ideal")))
+                    evalArgs.push_back("--ideal");
+                const auto evaluated = cli(evalArgs);
+                QVERIFY2(evaluated.code == 0, evaluated.err.c_str());
+                QCOMPARE(json::parse(evaluated.out).dump(), entry.at("result").dump());
+            }
+        // Ranked best first by the objective.
+        const json &r = doc.at("results");
+        if (plan.startsWith(QStringLiteral("plans/"))) {
+            // Tokens/s per chip: the steady state (continuous batching) over the deployment's chips.
+            const auto perChip = [](const json &result) {
+                return result.at("serving").at("steady_tokens_per_s").get<double>() / result.at("chips").get<double>();
+            };
+            for (std::size_t i = 1; i < r.size(); ++i)
+                QVERIFY(perChip(r[i - 1].at("result")) >= perChip(r[i].at("result")));
+            for (const json &entry : r)
+                QVERIFY(entry.at("result").at("inference").at("decode_step_s").get<double>() <= 0.05);
+        } else {
+            for (std::size_t i = 1; i < r.size(); ++i)
+                QVERIFY(r[i - 1].at("result").at("step").at("time_s").get<double>()
+                        <= r[i].at("result").at("step").at("time_s").get<double>());
+        }
+    }
+
+    void searchPrintsARankedTable()
+    {
+        const auto r = cli({"search", MESHPLAN_TEST_DATA "/measured-runs/training/C1-full-korthikanti-gpt-22b.json", "--top", "2"});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        for (const char *text : {"Searched ", " plans/s", " evaluated, ", " skipped by bounds, ", " do not fit", "memory",
+                                 "step", "MFU", "\n1    ", "\n2    ", "why: ", "x the plan's speed",
+                                 "Pareto front, memory per chip against step time"})
+            QVERIFY2(r.out.find(text) != std::string::npos, (std::string(text) + "\n" + r.out).c_str());
+        QVERIFY(r.out.find("\n3    ") == std::string::npos);
+    }
+
+    void searchSavesTheBestPlanAtomically()
+    {
+        QTemporaryDir dir;
+        const std::string target = dir.filePath(QStringLiteral("best.meshplan")).toStdString();
+        const std::string plan = MESHPLAN_TEST_DATA "/measured-runs/training/C1-full-korthikanti-gpt-22b.json";
+        const auto r = cli({"search", plan, "--json", "--top", "1", "--save-best", target});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const json best = json::parse(r.out).at("results").at(0);
+        const auto evaluated = cli({"evaluate", target, "--json"});
+        QVERIFY2(evaluated.code == 0, evaluated.err.c_str());
+        QCOMPARE(json::parse(evaluated.out).dump(), best.at("result").dump());
+        // On a full disk the file that was there is untouched and the error names the option and the cause.
+        QFile old(QString::fromStdString(target));
+        QVERIFY(old.open(QIODevice::ReadOnly));
+        const QByteArray before = old.readAll();
+        old.close();
+        Run full{};
+        {
+            meshplan::testing::FullDisk disk(16);
+            QVERIFY(disk.isActive());
+            full = cli({"search", plan, "--top", "1", "--save-best", target});
+        }
+        QCOMPARE(full.code, 2);
+        QVERIFY2(full.err.find("--save-best: ") != std::string::npos, full.err.c_str());
+        QVERIFY2(full.err.find("best.meshplan") != std::string::npos, full.err.c_str());
+        QVERIFY(old.open(QIODevice::ReadOnly));
+        QCOMPARE(old.readAll(), before);
+    }
+
+    void searchRefusesBadOptions_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("flag");
+        const QString training = QStringLiteral(MESHPLAN_TEST_DATA "/measured-runs/training/C1-full-korthikanti-gpt-22b.json");
+        const QString serving = QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-70b-int8-v5e-serving.meshplan");
+        QTest::newRow("unknown objective") << QStringList{training, QStringLiteral("--objective"), QStringLiteral("fastest")}
+                                           << QStringLiteral("--objective");
+        QTest::newRow("serving objective for training")
+            << QStringList{training, QStringLiteral("--objective"), QStringLiteral("tokens-per-chip")} << QStringLiteral("--objective");
+        QTest::newRow("training objective for serving")
+            << QStringList{serving, QStringLiteral("--objective"), QStringLiteral("step-time")} << QStringLiteral("--objective");
+        QTest::newRow("top 0") << QStringList{training, QStringLiteral("--top"), QStringLiteral("0")} << QStringLiteral("--top");
+        QTest::newRow("latency for training") << QStringList{training, QStringLiteral("--latency"), QStringLiteral("0.1")}
+                                              << QStringLiteral("--latency");
+        QTest::newRow("negative latency") << QStringList{serving, QStringLiteral("--latency"), QStringLiteral("-1")}
+                                          << QStringLiteral("--latency");
+        QTest::newRow("max chips 0") << QStringList{serving, QStringLiteral("--max-chips"), QStringLiteral("0")}
+                                     << QStringLiteral("--max-chips");
+        QTest::newRow("unknown option") << QStringList{training, QStringLiteral("--batches"), QStringLiteral("1")}
+                                        << QStringLiteral("--batches");
+    }
+
+    void searchRefusesBadOptions()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, flag);
+        std::vector<std::string> all{"search"};
+        for (const QString &a : args)
+            all.push_back(a.toStdString());
+        const auto r = cli(all);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.rfind("meshplan-cli: " + flag.toStdString() + ": ", 0) == 0, r.err.c_str());
+        QVERIFY(r.out.empty());
     }
 };
 

@@ -314,6 +314,11 @@ void TestPlanSearch::bruteForce()
 void TestPlanSearch::boundsBelowEvaluation_data()
 {
     bruteForce_data();
+    // Expert all-to-alls and tensor collectives overlapped with compute.
+    json overlapped = trainingPlan(tinyMoe(), smallGpu(1, 4), 8, 4096);
+    overlapped["parallelism"]["expert_overlap"] = true;
+    overlapped["parallelism"]["tensor_overlap"] = true;
+    QTest::newRow("moe overlapped, 4 GPUs") << QByteArray::fromStdString(overlapped.dump()) << 0;
 }
 
 void TestPlanSearch::boundsBelowEvaluation()
@@ -324,6 +329,7 @@ void TestPlanSearch::boundsBelowEvaluation()
     const CostMode mode = ideal ? CostMode::Ideal : CostMode::Achievable;
     const TrainingBound bound(base, mode);
     std::int64_t checked = 0;
+    std::int64_t communicating = 0; // plans whose communication bound is not zero
     double tightest = 0; // the largest bound / step time: the bound must not be vacuous
     ::bruteForce(base, mode, [&](const Plan &p, const Expected<Evaluation> &e) {
         if (!e)
@@ -337,7 +343,19 @@ void TestPlanSearch::boundsBelowEvaluation()
         s.virtualStages = p.parallelism.virtualStages;
         s.remat = &p.training.remat;
         const TrainingBounds b = bound.bounds(s);
+        // The communication no schedule hides, on this placement.
+        const Placement placement = placeRoles(p.topology, p.parallelism.degrees, p.parallelism.placement).value();
+        const double exposed = bound.exposedCommunication(s, placement);
+        if (!(exposed <= e->step.exposedCommunication))
+            QFAIL(qPrintable(QStringLiteral("%1: exposed bound %2 s above %3 s")
+                                 .arg(QString::fromStdString(planToJson(p)["parallelism"].dump() + " remat " + p.training.remat.name))
+                                 .arg(exposed)
+                                 .arg(e->step.exposedCommunication)));
+        QVERIFY(b.stepTimeS + exposed <= e->step.time);
+        QVERIFY(b.computeS <= e->step.compute);
         ++checked;
+        if (exposed > 0)
+            ++communicating;
         if (!(b.stepTimeS <= e->step.time && b.memory <= e->memory.total)) {
             QFAIL(qPrintable(QStringLiteral("%1: bound %2 s / %3 B above %4 s / %5 B")
                                  .arg(QString::fromStdString(planToJson(p)["parallelism"].dump() + " remat "
@@ -352,6 +370,7 @@ void TestPlanSearch::boundsBelowEvaluation()
         tightest = std::max(tightest, b.stepTimeS / e->step.time);
     });
     QVERIFY(checked > 1000);
+    QVERIFY(communicating > checked / 4);
     QVERIFY2(tightest > 0.5, qPrintable(QString::number(tightest)));
 }
 
