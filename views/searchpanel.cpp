@@ -268,6 +268,10 @@ void SearchPanel::setOutcome(const model::SearchOutcome &outcome, bool training)
     });
     m_table->setColumnHidden(SearchResultsModel::Cost, !costed);
     m_table->resizeColumnsToContents();
+    // Long layouts are cut (a row's tooltip holds all of it), so every column stays in reach.
+    const int widest = 4 * m_table->fontMetrics().horizontalAdvance(QStringLiteral("tensor 8 "));
+    for (int column = SearchResultsModel::Degrees; column < SearchResultsModel::Why; ++column)
+        m_table->setColumnWidth(column, std::min(m_table->columnWidth(column), widest));
     if (m_candidates.empty())
         m_pareto->setMessage(outcome.space.doesNotFit > 0 ? tr("No plan fits in memory.") : tr("No plan found."));
     else
