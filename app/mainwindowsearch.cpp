@@ -23,6 +23,24 @@
 
 namespace meshplan::app {
 
+namespace {
+
+/// Results are layouts of the plan searched: a document since given another model, chip or
+/// workload is said to differ.
+void sayWhetherStale(views::SearchPanel *panel, const model::Plan &searched, const PlanDocument &document)
+{
+    if (panel->candidateCount() == 0)
+        return;
+    const nlohmann::json written = model::planToJson(searched);
+    const nlohmann::json &open = document.json();
+    const nlohmann::json none;
+    panel->setStale(written.at("model") != open.value("model", none)
+                    || written.at("hardware").value("chip", none) != open.value("hardware", none).value("chip", none)
+                    || searched.kind != document.plan().kind);
+}
+
+} // namespace
+
 QMenu *MainWindow::toolsMenu()
 {
     if (auto *menu = menuBar()->findChild<QMenu *>(QStringLiteral("toolsMenu")))
@@ -72,6 +90,7 @@ void MainWindow::createSearch()
     connect(m_searchRunner, &SearchRunner::progressed, m_searchPanel, &views::SearchPanel::setProgress);
     connect(m_searchRunner, &SearchRunner::finished, this, [this](const model::SearchOutcome &outcome) {
         m_searchPanel->setOutcome(outcome, m_searchRunner->searchesTraining());
+        sayWhetherStale(m_searchPanel, m_searchRunner->searchedPlan(), *m_document); // edited while it ran
         statusBar()->showMessage(outcome.cancelled ? tr("Search cancelled; the plan is unchanged.")
                                                    : tr("Search done: %n plan(s) ranked.", nullptr,
                                                         static_cast<int>(outcome.results.size())),
@@ -88,15 +107,7 @@ void MainWindow::createSearch()
         m_endPreviewAction->setEnabled(false);
         const auto &evaluation = m_document->evaluation();
         m_searchPanel->setOpenPlan(m_document->plan(), evaluation ? &*evaluation : nullptr);
-        // Results are layouts of the plan searched; another model, chip or workload is said.
-        if (m_searchPanel->candidateCount() == 0)
-            return;
-        const nlohmann::json searched = model::planToJson(m_searchRunner->searchedPlan());
-        const nlohmann::json &open = m_document->json();
-        m_searchPanel->setStale(searched.at("model") != open.value("model", nlohmann::json())
-                                || searched.at("hardware").value("chip", nlohmann::json())
-                                       != open.value("hardware", nlohmann::json()).value("chip", nlohmann::json())
-                                || m_searchRunner->searchedPlan().kind != m_document->plan().kind);
+        sayWhetherStale(m_searchPanel, m_searchRunner->searchedPlan(), *m_document);
     });
 }
 

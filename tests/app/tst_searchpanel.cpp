@@ -338,6 +338,14 @@ private slots:
         QCOMPARE(doc().json().at("model"), searchedModel);
         QVERIFY(relDiff(doc().evaluation()->step.time, best.evaluation.step.time) < 1e-9);
         QVERIFY(!panel().isStale());
+        // An edit made while the search runs is noticed when the results arrive.
+        auto saw = std::make_shared<std::atomic<bool>>(false);
+        window().searchRunner()->setSearchFunction(untilCancelled(saw, {best}, std::chrono::milliseconds(300)));
+        QSignalSpy done(window().searchRunner(), &SearchRunner::finished);
+        QTest::mouseClick(panel().searchButton(), Qt::LeftButton);
+        QVERIFY(window().dropModel("llama-3-70b"));
+        QVERIFY(done.wait(10000));
+        QVERIFY(panel().isStale());
     }
 
     void cancelLeavesTheDocumentUntouched()
