@@ -71,6 +71,11 @@ void MainWindow::createSearch()
     addDockWidget(Qt::RightDockWidgetArea, m_searchDock);
     m_searchDock->hide();
     m_viewMenu->addAction(m_searchDock->toggleViewAction());
+    // Shown from the View menu, it is placed (and sized) as Tools > Search places it.
+    connect(m_searchDock->toggleViewAction(), &QAction::triggered, this, [this](bool shown) {
+        if (shown)
+            showSearch();
+    });
 
     QAction *search = toolsMenu()->addAction(tr("&Search parallelizations…"), this, &MainWindow::showSearch);
     search->setObjectName(QStringLiteral("searchAction"));
@@ -113,9 +118,11 @@ void MainWindow::createSearch()
 
 void MainWindow::showSearch()
 {
+    // The first time only: a panel the user has since moved elsewhere stays where it was put.
     auto *inspector = findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
-    if (inspector && !tabifiedDockWidgets(inspector).contains(m_searchDock) && !m_searchDock->isVisible())
+    if (inspector && !m_searchDock->property("placed").toBool())
         tabifyDockWidget(inspector, m_searchDock);
+    m_searchDock->setProperty("placed", true);
     m_searchDock->show();
     m_searchDock->raise();
     // Wide enough for the table's numbers and a readable plot, taken from the mesh: the

@@ -151,6 +151,13 @@ private slots:
         QVERIFY(window().searchDock()->widget()->minimumSizeHint().width()
                 <= inspector->widget()->minimumSizeHint().width());
         QVERIFY(window().searchDock()->minimumSizeHint().width() <= inspector->minimumSizeHint().width());
+        // Closed and opened again from the View menu, it comes back to its tab, raised.
+        window().searchDock()->close();
+        window().searchDock()->toggleViewAction()->trigger();
+        QApplication::processEvents();
+        QVERIFY(window().searchDock()->isVisible());
+        QVERIFY(window().tabifiedDockWidgets(inspector).contains(window().searchDock()));
+        QVERIFY(!window().searchDock()->visibleRegion().isEmpty());
     }
 
     void searchFillsTheTableAndPlot()
