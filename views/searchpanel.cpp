@@ -178,11 +178,12 @@ void SearchPanel::setOpenPlan(const model::Plan &plan, const model::Evaluation *
 {
     const bool training = plan.kind == model::WorkloadKind::Training;
     const bool priced = plan.pricePerChipHour > 0;
-    if (training != m_training || priced != m_priced || m_objective->count() == 0) {
+    if (training != m_training || priced != m_priced || m_objective->count() == 0)
         fillObjectives(training, priced);
-        if (!training)
-            m_latency->setValue(plan.inference.latencyTargetS * 1e3);
-    }
+    // The plan's own target is the default; the user's value stays until the plan's changes.
+    if (!training && plan.inference.latencyTargetS != m_planLatencyS)
+        m_latency->setValue(plan.inference.latencyTargetS * 1e3);
+    m_planLatencyS = training ? -1 : plan.inference.latencyTargetS;
     m_training = training;
     m_priced = priced;
     if (evaluation)

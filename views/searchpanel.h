@@ -106,6 +106,7 @@ private:
     bool m_training = true;         ///< the open plan's kind
     bool m_resultsTraining = true;  ///< the kind the results are of
     bool m_priced = false;
+    double m_planLatencyS = -1; ///< the open plan's latency target when last seen (-1: training)
     bool m_picking = false; ///< set while the panel itself moves the table's selection
     std::optional<model::Evaluation> m_openEvaluation;
 };

@@ -16,6 +16,7 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QHeaderView>
 #include <QLabel>
@@ -140,6 +141,13 @@ private slots:
         QCOMPARE(panel().options().objective, model::SearchObjective::TokensPerChip);
         QCOMPARE(panel().objectiveBox()->count(), 2);
         QCOMPARE(panel().options().latencyTargetS, 0.05);
+        // The user's target stays across edits; another target in the plan replaces it.
+        panel().findChild<QDoubleSpinBox *>(QStringLiteral("searchLatency"))->setValue(80);
+        panel().setOpenPlan(serving, nullptr);
+        QCOMPARE(panel().options().latencyTargetS, 0.08);
+        serving.inference.latencyTargetS = 0.02;
+        panel().setOpenPlan(serving, nullptr);
+        QCOMPARE(panel().options().latencyTargetS, 0.02);
     }
 
     void closedPanelLeavesTheLayoutAlone()
