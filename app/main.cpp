@@ -1,13 +1,16 @@
 // meshplan: the desktop planner. `meshplan [FILE]` opens a plan (or the default plan);
-// `meshplan --screenshot OUT.png [--size WxH] [--compare BASELINE] [FILE]` renders the window
-// offscreen and exits.
+// `meshplan --screenshot OUT.png [--size WxH] [--dark] [--compare BASELINE] [--search] [FILE]` renders
+// the window offscreen and exits (--search: after a search of the plan, its best result previewed).
 #include "atomicwrite.h"
 #include "mainwindow.h"
 #include "meshcanvas.h"
 #include "quitsignals.h"
+#include "searchpanel.h"
+#include "searchrunner.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QEventLoop>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -78,6 +81,10 @@ int run(int argc, char **argv)
     parser.addOption(sizeOption);
     parser.addOption(darkOption);
     parser.addOption(compareOption);
+    QCommandLineOption searchOption(QStringLiteral("search"),
+                                    QStringLiteral("With --screenshot: search the plan's parallelizations and "
+                                                   "preview the best result in the search panel."));
+    parser.addOption(searchOption);
     parser.process(app);
 
     const QStringList files = parser.positionalArguments();
@@ -112,6 +119,20 @@ int run(int argc, char **argv)
         window.resize(size);
         window.show();
         QApplication::processEvents();
+        if (parser.isSet(searchOption)) {
+            window.showSearch();
+            window.startSearch(window.searchPanel()->options());
+            auto *runner = window.searchRunner();
+            QEventLoop wait;
+            QObject::connect(runner, &meshplan::app::SearchRunner::finished, &wait, &QEventLoop::quit);
+            QObject::connect(runner, &meshplan::app::SearchRunner::failed, &wait, &QEventLoop::quit);
+            QTimer::singleShot(120000, runner, &meshplan::app::SearchRunner::cancel); // a picture of what two minutes found
+            if (runner->isRunning())
+                wait.exec();
+            if (window.searchPanel()->candidateCount() > 0)
+                window.searchPanel()->pickCandidate(0);
+            QApplication::processEvents();
+        }
         window.canvas()->fitMesh();
         window.updateCharts(false);
         QApplication::processEvents();

@@ -96,6 +96,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
         if (auto spec = model::modelFromHfConfig(it->config, "config"))
             views::addImportedModelCard(m_models, *spec, {{"hf_config", it->config}}, it->name);
     createActions();
+    createSearch();
 
     m_summaryLabel = new QLabel(this);
     statusBar()->addPermanentWidget(m_summaryLabel);
@@ -233,6 +234,9 @@ void MainWindow::scheduleCharts()
 void MainWindow::updateCharts(bool all)
 {
     const auto &evaluation = m_document->evaluation();
+    // A previewed search result is drawn in the plan's place until the preview ends.
+    const model::Evaluation *drawn = m_preview ? &m_preview->evaluation : evaluation ? &*evaluation : nullptr;
+    const model::Plan &plan = m_preview ? m_preview->plan : m_document->plan();
     for (std::size_t i = 0; i < 4; ++i) {
         QDockWidget *d = m_chartDocks.value(static_cast<qsizetype>(i));
         // Only what a user can see is drawn now; the rest waits until its tab is raised.
@@ -240,7 +244,7 @@ void MainWindow::updateCharts(bool all)
         if (!shown || m_chartsFed[i])
             continue;
         m_chartsFed[i] = true;
-        if (!evaluation) {
+        if (!drawn) {
             // Each chart empties itself, so none keeps pointers to what it drew.
             const QString why = tr("This plan cannot be evaluated:\n%1").arg(qs(evaluation.error().toString()));
             switch (i) {
@@ -251,12 +255,11 @@ void MainWindow::updateCharts(bool all)
             }
             continue;
         }
-        const auto &plan = m_document->plan();
         switch (i) {
-        case 0: feedRoofline(m_roofline, plan, *evaluation); break;
-        case 1: feedMemory(m_memory, *evaluation); break;
-        case 2: feedTimeline(m_timeline, plan, *evaluation); break;
-        case 3: feedSweep(m_sweep, plan, *evaluation, m_sweepByChips->currentIndex() == 1); break;
+        case 0: feedRoofline(m_roofline, plan, *drawn); break;
+        case 1: feedMemory(m_memory, *drawn); break;
+        case 2: feedTimeline(m_timeline, plan, *drawn); break;
+        case 3: feedSweep(m_sweep, plan, *drawn, m_sweepByChips->currentIndex() == 1); break;
         }
     }
 }

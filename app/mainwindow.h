@@ -2,6 +2,7 @@
 // The planner window: palettes of models, clusters and roles on the left, the mesh canvas in the
 // centre, the plan inspector on the right, chart docks below; File, Edit and View menus.
 
+#include "explore/plansearch.h"
 #include "plan/planedits.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,7 @@ class SweepChart;
 class TimelineChart;
 class MeshCanvas;
 class PlanInspector;
+class SearchPanel;
 }
 
 namespace meshplan::app {
@@ -43,6 +45,7 @@ namespace meshplan::app {
 class Autosaver;
 class PlanComparer;
 class PlanDocument;
+class SearchRunner;
 
 class MainWindow : public QMainWindow
 {
@@ -120,6 +123,22 @@ public:
     PlanComparer *comparer() const { return m_comparer; }
     views::CompareView *compareView() const { return m_compareView; }
     QDockWidget *compareDock() const { return m_compareDock; }
+    // Search (issue 17): the panel runs searches off the GUI thread; a picked result is previewed
+    // on the mesh and the charts without touching the document, and applied as one undo step.
+    views::SearchPanel *searchPanel() const { return m_searchPanel; }
+    QDockWidget *searchDock() const { return m_searchDock; }
+    SearchRunner *searchRunner() const { return m_searchRunner; }
+    /// Shows and raises the search panel (Tools > Search parallelizations…).
+    void showSearch();
+    /// Searches the open plan with `options`; the panel shows the progress, then the results.
+    void startSearch(const model::SearchOptions &options);
+    /// Shows the panel's candidate `index` on the mesh and the charts; the document is unchanged.
+    void previewSearchResult(int index);
+    /// The mesh and the charts show the document's plan again (Esc; any edit does it too).
+    void endPreview();
+    bool isPreviewing() const { return m_preview.has_value(); }
+    /// Puts the panel's candidate `index` into the document as one undo step; false if refused.
+    bool applySearchResult(int index);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -158,6 +177,9 @@ private:
     bool saveAsDialog();
     void importDialog();
     void exportMeshDialog();
+    void createSearch();
+    /// The Tools menu, made on first use (before Help).
+    QMenu *toolsMenu();
 
     PlanDocument *m_document = nullptr;
     Autosaver *m_autosaver = nullptr;
@@ -188,6 +210,12 @@ private:
     PlanComparer *m_comparer = nullptr;
     QDockWidget *m_compareDock = nullptr;
     QAction *m_clearBaselineAction = nullptr;
+    // Search (mainwindowsearch.cpp).
+    views::SearchPanel *m_searchPanel = nullptr;
+    QDockWidget *m_searchDock = nullptr;
+    SearchRunner *m_searchRunner = nullptr;
+    QAction *m_endPreviewAction = nullptr;
+    std::optional<model::SearchCandidate> m_preview; ///< what the mesh and charts show instead of the plan
 };
 
 } // namespace meshplan::app

@@ -458,6 +458,13 @@ void MeshCanvas::setPlan(const model::Plan &plan, const model::Evaluation *evalu
     std::string key = plan.topology.chip().id;
     for (const auto &axis : plan.topology.axes())
         key += "/" + axis.name + std::to_string(axis.size);
+    // A large GPU cluster's boxes follow the roles on its node axis (rebuildScene): another
+    // split of that axis (pipeline 16 to 1) needs them drawn again, not only recoloured.
+    const int nodeAxis = plan.topology.axisIndex("node");
+    if (!plan.topology.chip().isTpu() && nodeAxis >= 0 && p.groups)
+        for (const auto &share : p.groups->sharesOf(nodeAxis))
+            key += "|" + std::string(model::roleName(share.role)) + std::to_string(share.size) + ":"
+                   + std::to_string(share.stride);
     if (key != m_meshKey) {
         m_meshKey = key;
         m_hovered = -1;
