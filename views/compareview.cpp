@@ -85,6 +85,9 @@ CompareView::CompareView(QWidget *parent)
     m_table->setObjectName(QStringLiteral("compareTable"));
     m_table->setHorizontalHeaderLabels({tr("Quantity"), tr("Baseline"), tr("Candidate"), tr("Difference"), tr("Ratio")});
     m_table->verticalHeader()->setVisible(false);
+    // Rows as tall as a line of text: the dock is short and the table long.
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setWordWrap(false);
@@ -211,17 +214,22 @@ void CompareView::setComparison(const model::PlanComparison &comparison, const Q
     section(tr("What changed"));
     if (comparison.changes.empty())
         addRow(QStringLiteral("change:"), {tr("nothing: the plans are the same")}, 0, QString());
-    for (const model::PlanChange &c : comparison.changes)
-        addRow(QStringLiteral("change:") + qs(c.path),
-               {qs(c.path), qs(model::changeValueText(c.baseline)), qs(model::changeValueText(c.candidate)), QString(),
-                QString()},
-               0, QString());
+    for (const model::PlanChange &c : comparison.changes) {
+        const QString from = qs(model::changeValueText(c.baseline));
+        const QString to = qs(model::changeValueText(c.candidate));
+        addRow(QStringLiteral("change:") + qs(c.path), {qs(c.path), from, to, QString(), QString()}, 0,
+               tr("%1: %2 → %3").arg(qs(c.path), from, to));
+    }
     recolour();
     // Every column readable: the table keeps its contents' width and the charts take the rest.
     m_table->resizeColumnsToContents();
     int width = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width();
-    for (int c = 0; c < ColumnCount; ++c)
+    for (int c = 0; c < ColumnCount; ++c) {
+        // A long change ("gpus_per_node 72, nodes 1", a title) is cut, whole in its tooltip.
+        const int cap = (c == Quantity ? 28 : 14) * m_table->fontMetrics().averageCharWidth() + 16;
+        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), cap));
         width += m_table->columnWidth(c);
+    }
     m_table->setMinimumWidth(width);
     m_table->setUpdatesEnabled(true);
     m_stack->setCurrentIndex(1);

@@ -306,6 +306,13 @@ std::string formatCompared(double value, const std::string &unit)
     }
     if (unit == "$")
         return (value < 0 ? "-" : "") + dollars(value);
+    // Counts read as counts: 16 chips, not "16.0".
+    if ((unit == "chips" || unit == "tokens" || unit == "sequences" || unit == "steps") && value == std::floor(value)
+        && std::fabs(value) < 1e7) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+        return buffer;
+    }
     return formatNumber(value);
 }
 

@@ -302,6 +302,9 @@ private slots:
         QCOMPARE(formatDifference(-12.5, "$"), std::string("-$12.50"));
         QCOMPARE(formatCompared(64.0 * 1024 * 1024 * 1024, "bytes"), std::string("64.0 GiB"));
         QCOMPARE(formatRatio(0.85444), std::string("0.854x"));
+        QCOMPARE(formatCompared(16, "chips"), std::string("16"));
+        QCOMPARE(formatDifference(56, "chips"), std::string("+56"));
+        QCOMPARE(formatCompared(2.5, "steps"), std::string("2.50"));
         QCOMPARE(formatDifference(0, "s"), std::string("0"));
         QCOMPARE(changeValueText(json({16, 16, 32})), std::string("16x16x32"));
         QCOMPARE(changeValueText(json({"x", "y"})), std::string("x,y"));
