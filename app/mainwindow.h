@@ -139,6 +139,9 @@ public:
     bool isPreviewing() const { return m_preview.has_value(); }
     /// Puts the panel's candidate `index` into the document as one undo step; false if refused.
     bool applySearchResult(int index);
+    /// Shows the panel's candidate `index` in the Compare tab beside candidate `baseline`, or
+    /// beside the open plan when `baseline` is -1.
+    bool compareSearchResult(int index, int baseline);
 
 protected:
     void closeEvent(QCloseEvent *event) override;

@@ -92,6 +92,7 @@ void MainWindow::createSearch()
     connect(m_searchPanel, &views::SearchPanel::cancelRequested, m_searchRunner, &SearchRunner::cancel);
     connect(m_searchPanel, &views::SearchPanel::previewRequested, this, &MainWindow::previewSearchResult);
     connect(m_searchPanel, &views::SearchPanel::applyRequested, this, &MainWindow::applySearchResult);
+    connect(m_searchPanel, &views::SearchPanel::compareRequested, this, &MainWindow::compareSearchResult);
     connect(m_searchRunner, &SearchRunner::progressed, m_searchPanel, &views::SearchPanel::setProgress);
     connect(m_searchRunner, &SearchRunner::finished, this, [this](const model::SearchOutcome &outcome) {
         m_searchPanel->setOutcome(outcome, m_searchRunner->searchesTraining());
@@ -201,6 +202,13 @@ bool MainWindow::applySearchResult(int index)
     }
     statusBar()->showMessage(label, 15000);
     return true;
+}
+
+bool MainWindow::compareSearchResult(int index, int baseline)
+{
+    const model::Plan candidate = m_searchPanel->candidate(index).plan;
+    const model::Plan against = baseline < 0 ? m_document->plan() : m_searchPanel->candidate(baseline).plan;
+    return showComparison(against, candidate);
 }
 
 } // namespace meshplan::app

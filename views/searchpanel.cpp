@@ -10,6 +10,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLocale>
+#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -94,7 +95,12 @@ SearchPanel::SearchPanel(QWidget *parent)
     m_apply = new QPushButton(tr("Apply"), this);
     m_apply->setObjectName(QStringLiteral("applySearchButton"));
     m_apply->setToolTip(tr("Put the picked plan into the document (one undo step)."));
+    m_compare = new QPushButton(tr("Compare"), this);
+    m_compare->setObjectName(QStringLiteral("compareSearchButton"));
+    m_compare->setToolTip(tr("Show the picked plan beside the open plan in the Compare tab "
+                             "(right-click a row to compare it with the best result)."));
     progressRow->addWidget(m_progress, 1);
+    progressRow->addWidget(m_compare);
     progressRow->addWidget(m_apply);
     layout->addLayout(progressRow);
     m_status = new QLabel(tr("Ranks every way to parallelize the open plan that fits."), this);
@@ -145,6 +151,12 @@ SearchPanel::SearchPanel(QWidget *parent)
         if (m_picked >= 0)
             emit applyRequested(m_picked);
     });
+    connect(m_compare, &QPushButton::clicked, this, [this] {
+        if (m_picked >= 0)
+            emit compareRequested(m_picked, -1);
+    });
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, &SearchPanel::showTableMenu);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &SearchPanel::tableSelectionChanged);
     connect(m_pareto, &ParetoChart::candidateClicked, this, &SearchPanel::pickCandidate);
@@ -368,10 +380,25 @@ void SearchPanel::updateButtons()
     m_objective->setEnabled(!m_running);
     m_latency->setEnabled(!m_running);
     m_apply->setEnabled(!m_running && m_picked >= 0);
+    m_compare->setEnabled(!m_running && m_picked >= 0);
     // The button names what it applies: the rank, or a plan of the front that was not ranked.
     m_apply->setText(m_picked < 0 ? tr("Apply")
                      : m_picked < m_ranked ? tr("Apply #%1").arg(m_picked + 1)
                                            : tr("Apply front plan"));
+}
+
+void SearchPanel::showTableMenu(const QPoint &position)
+{
+    const QModelIndex at = m_table->indexAt(position);
+    if (!at.isValid() || m_running)
+        return;
+    const int index = m_sorted->mapToSource(at).row();
+    QMenu menu(this);
+    menu.addAction(tr("Compare #%1 with the open plan").arg(index + 1), this,
+                   [this, index] { emit compareRequested(index, -1); });
+    if (index != 0)
+        menu.addAction(tr("Compare #%1 with #1").arg(index + 1), this, [this, index] { emit compareRequested(index, 0); });
+    menu.exec(m_table->viewport()->mapToGlobal(position));
 }
 
 } // namespace meshplan::views

@@ -70,6 +70,7 @@ public:
     QPushButton *searchButton() const { return m_search; }
     QPushButton *cancelButton() const { return m_cancel; }
     QPushButton *applyButton() const { return m_apply; }
+    QPushButton *compareButton() const { return m_compare; }
 
 signals:
     void searchRequested(const meshplan::model::SearchOptions &options);
@@ -78,11 +79,15 @@ signals:
     void previewRequested(int index);
     /// Put candidate `index` into the plan (one undo step).
     void applyRequested(int index);
+    /// Compare candidate `index` with candidate `baseline` side by side, or with the open plan
+    /// when `baseline` is -1 (the Compare tab).
+    void compareRequested(int index, int baseline);
 
 private:
     void fillObjectives(bool training, bool priced);
     void tableSelectionChanged();
     void updateButtons();
+    void showTableMenu(const QPoint &position);
 
     QComboBox *m_objective = nullptr;
     QLabel *m_latencyLabel = nullptr;
@@ -97,6 +102,7 @@ private:
     QSortFilterProxyModel *m_sorted = nullptr;
     ParetoChart *m_pareto = nullptr;
     QPushButton *m_apply = nullptr;
+    QPushButton *m_compare = nullptr;
 
     std::vector<model::SearchCandidate> m_candidates;
     int m_ranked = 0;

@@ -2,10 +2,12 @@
 // the table sorted by its headers, rows and points picked (a preview that leaves the document
 // alone), Apply as one undo step, the window closed mid-search. A stand-in search that runs until
 // cancelled makes the cancel and close cases deterministic; the rest run the real search.
+#include "compareview.h"
 #include "mainwindow.h"
 #include "memorychart.h"
 #include "meshcanvas.h"
 #include "paretochart.h"
+#include "plancomparer.h"
 #include "plandocument.h"
 #include "searchpanel.h"
 #include "searchresultsmodel.h"
@@ -13,6 +15,7 @@
 #include "windowdriver.h"
 
 #include "cost/evaluation.h"
+#include "explore/plancomparison.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -338,6 +341,33 @@ private slots:
         QCOMPARE(doc().undoStack()->index(), commands);
         doc().undoStack()->redo();
         QCOMPARE(doc().plan().parallelism.degrees, best.plan.parallelism.degrees);
+    }
+
+    // Compare puts the picked result beside the open plan in the Compare tab, and a result beside
+    // the best one; neither touches the document.
+    void compareShowsAResultBesideThePlan()
+    {
+        QVERIFY(runSearch());
+        QVERIFY(panel().candidateCount() > 1);
+        const nlohmann::json before = doc().json();
+        const int commands = doc().undoStack()->count();
+        panel().pickCandidate(1);
+        QVERIFY(panel().compareButton()->isEnabled());
+        QTest::mouseClick(panel().compareButton(), Qt::LeftButton);
+        QVERIFY(window().compareView()->showsComparison());
+        QVERIFY(window().compareDock()->isVisible());
+        QVERIFY(window().comparer()->comparison());
+        const model::NumberComparison *time = window().comparer()->comparison()->number("step.time_s");
+        QVERIFY(time && time->baseline && time->candidate);
+        QVERIFY(relDiff(*time->baseline, doc().evaluation()->step.time) < 1e-9);
+        QVERIFY(relDiff(*time->candidate, panel().candidate(1).evaluation.step.time) < 1e-9);
+        // Two results: #2 against #1.
+        QVERIFY(window().compareSearchResult(1, 0));
+        time = window().comparer()->comparison()->number("step.time_s");
+        QVERIFY(relDiff(*time->baseline, panel().candidate(0).evaluation.step.time) < 1e-9);
+        QVERIFY(relDiff(*time->candidate, panel().candidate(1).evaluation.step.time) < 1e-9);
+        QCOMPARE(doc().json().dump(), before.dump());
+        QCOMPARE(doc().undoStack()->count(), commands);
     }
 
     void resultsOfAnotherModelSaySo()
