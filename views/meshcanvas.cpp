@@ -957,6 +957,10 @@ void MeshCanvas::updateAxisBars()
 void MeshCanvas::fitMesh()
 {
     m_userZoomed = false;
+    // A fitted mesh needs no scroll bars. Left as needed, one that appears narrows the viewport,
+    // the refit shrinks the scene, the bar goes, and the view resizes itself for ever (seen at
+    // 1024x700 with the search dock open).
+    setScrollBarsShown(false);
     if (m_meshRect.isEmpty())
         return;
     layoutHeader(); // its height depends on the width only
@@ -1221,8 +1225,18 @@ void MeshCanvas::wheelEvent(QWheelEvent *event)
     const double factor = std::pow(1.0015, event->angleDelta().y());
     scale(factor, factor);
     m_userZoomed = true;
+    setScrollBarsShown(true);
     viewChanged();
     event->accept();
+}
+
+void MeshCanvas::setScrollBarsShown(bool asNeeded)
+{
+    const Qt::ScrollBarPolicy policy = asNeeded ? Qt::ScrollBarAsNeeded : Qt::ScrollBarAlwaysOff;
+    if (horizontalScrollBarPolicy() != policy)
+        setHorizontalScrollBarPolicy(policy);
+    if (verticalScrollBarPolicy() != policy)
+        setVerticalScrollBarPolicy(policy);
 }
 
 void MeshCanvas::resizeEvent(QResizeEvent *event)

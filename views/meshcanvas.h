@@ -105,6 +105,8 @@ protected:
     void scrollContentsBy(int dx, int dy) override;
 
 private:
+    /// Scroll bars only when the user has zoomed in; a fitted mesh shows none.
+    void setScrollBarsShown(bool asNeeded);
     /// "Chip 5 (x=5 y=0 z=0)": the first line of describeChip and of chipSummary.
     QString chipHeading(std::int64_t chip) const;
     /// Text tied to a place on the mesh: drawn at a fixed pixel size, shrunk only to fit `slot`

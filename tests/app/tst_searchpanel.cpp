@@ -569,22 +569,29 @@ private slots:
     {
         QTest::addColumn<QString>("size");
         QTest::addColumn<bool>("dark");
-        QTest::newRow("1024x700") << QStringLiteral("1024x700") << false;
-        QTest::newRow("1920x1080 dark") << QStringLiteral("1920x1080") << true;
+        QTest::addColumn<QString>("plan");
+        QTest::newRow("1024x700") << QStringLiteral("1024x700") << false << kPlan;
+        QTest::newRow("1920x1080 dark") << QStringLiteral("1920x1080") << true << kPlan;
+        // A 2,048-node cluster previewed at 1024x700: the mesh's scroll bars once came and went
+        // for ever as it refitted, and the window never drew.
+        QTest::newRow("405B 1024x700") << QStringLiteral("1024x700") << false
+                                       << QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-405b-h100-16k.meshplan");
     }
     void screenshotWithSearch()
     {
         QFETCH(QString, size);
         QFETCH(bool, dark);
+        QFETCH(QString, plan);
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("shot.png"));
         QStringList args{QStringLiteral("--screenshot"), out, QStringLiteral("--size"), size, QStringLiteral("--search")};
         if (dark)
             args << QStringLiteral("--dark");
-        args << kPlan;
+        args << plan;
         QProcess gui;
         gui.start(QStringLiteral(MESHPLAN_GUI_PATH), args);
         QVERIFY(gui.waitForFinished(180000));
+        QCOMPARE(gui.exitStatus(), QProcess::NormalExit);
         QCOMPARE(gui.exitCode(), 0);
         QImage image(out);
         QCOMPARE(image.size(), QSize(size.section(QLatin1Char('x'), 0, 0).toInt(), size.section(QLatin1Char('x'), 1).toInt()));
