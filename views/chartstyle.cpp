@@ -5,6 +5,7 @@
 
 #include <QBuffer>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QPageLayout>
 #include <QPdfWriter>
 #include <QRegularExpression>
@@ -277,15 +278,20 @@ std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int w
     struct TitleRow {
         QCustomPlot *plot;
         QCPTextElement *element = nullptr;
-        TitleRow(QCustomPlot *p, const QString &text)
+        TitleRow(QCustomPlot *p, const QString &text, double width)
             : plot(p)
         {
             if (text.isEmpty())
                 return;
-            plot->plotLayout()->insertRow(0);
-            element = new QCPTextElement(plot, text);
             QFont bold = plot->font();
             bold.setBold(true);
+            // The title shares the first column with the plot, beside the legend's: a long plan
+            // title is elided to what is left, or it would push the legend off the page.
+            const bool legendBeside = plot->legend && plot->legend->visible() && plot->legend->layout() != plot->axisRect()->insetLayout();
+            const double room = width - (legendBeside ? plot->legend->minimumOuterSizeHint().width() + 12 : 0) - 24;
+            const QString shown = QFontMetricsF(bold).elidedText(text, Qt::ElideRight, std::max(80.0, room));
+            plot->plotLayout()->insertRow(0);
+            element = new QCPTextElement(plot, shown);
             element->setFont(bold);
             element->setTextColor(plot->palette().color(QPalette::Text));
             plot->plotLayout()->addElement(0, 0, element);
@@ -299,7 +305,7 @@ std::optional<QString> exportChart(QCustomPlot *plot, const QString &path, int w
             plot->plotLayout()->simplify();
             plot->replot(QCustomPlot::rpQueuedReplot);
         }
-    } titleRow(plot, title);
+    } titleRow(plot, title, width);
 
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (QFileInfo(path).completeBaseName().isEmpty())

@@ -41,6 +41,8 @@ QWidget *captioned(QLabel *caption, QWidget *chart, QWidget *parent)
     layout->setSpacing(0);
     caption->setTextFormat(Qt::PlainText);
     caption->setAlignment(Qt::AlignLeft | Qt::AlignVCenter); // a long title is cut at its end, its side named first
+    // A long title must not widen its side: the two charts share the page equally.
+    caption->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     layout->addWidget(caption);
     layout->addWidget(chart, 1);
     return box;
@@ -111,6 +113,8 @@ CompareView::CompareView(QWidget *parent)
         page->addWidget(captioned(a, chartA, page));
         page->addWidget(captioned(b, chartB, page));
         page->setChildrenCollapsible(false);
+        page->setStretchFactor(0, 1);
+        page->setStretchFactor(1, 1);
         return page;
     };
     m_charts->addTab(pair(Qt::Horizontal, m_captions[0], m_memory[0], m_captions[1], m_memory[1]), tr("Memory"));
@@ -293,8 +297,6 @@ RooflineChart *CompareView::rooflineChart(Side side) const
 void CompareView::chartFed(Side side, int page)
 {
     const int i = side == Side::Baseline ? 0 : 1;
-    if (page == 0)
-        m_memoryTop[i] = m_memory[i]->chipKinds().empty() ? 0 : m_memory[i]->yAxis->range().upper;
     // Each timeline reads in its own unit (s, ms, µs): its span in seconds.
     if (page == 1)
         m_timelineSeconds[i] = m_timeline[i]->timeline().segments.empty()
@@ -303,11 +305,16 @@ void CompareView::chartFed(Side side, int page)
 
 void CompareView::alignCharts()
 {
-    const double top = std::max(m_memoryTop[0], m_memoryTop[1]);
+    // The memory charts scale to the busier plan's busiest chip (and so agree on whether the
+    // HBM capacity is on the scale); the timelines to the longer step.
+    double busiest = 0;
+    for (const MemoryChart *chart : m_memory)
+        for (const model::ChipKind &kind : chart->chipKinds())
+            busiest = std::max(busiest, kind.memory.total);
     const double seconds = std::max(m_timelineSeconds[0], m_timelineSeconds[1]);
     for (int i = 0; i < 2; ++i) {
-        if (top > 0 && !m_memory[i]->chipKinds().empty()) {
-            m_memory[i]->yAxis->setRange(0, top);
+        if (!m_memory[i]->chipKinds().empty()) {
+            m_memory[i]->setScaleBytes(busiest);
             m_memory[i]->replot(QCustomPlot::rpQueuedReplot);
         }
         if (seconds > 0 && !m_timeline[i]->timeline().segments.empty()) {

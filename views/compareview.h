@@ -88,7 +88,6 @@ private:
     MemoryChart *m_memory[2] = {};
     TimelineChart *m_timeline[2] = {};
     RooflineChart *m_roofline[2] = {};
-    double m_memoryTop[2] = {};      ///< each memory chart's own top, GiB
     double m_timelineSeconds[2] = {}; ///< each timeline's own span, seconds
 };
 

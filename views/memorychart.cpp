@@ -7,10 +7,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace meshplan::views {
 
 namespace {
+
+/// A bar's name on two lines, broken at the space nearest its middle ("first pipeline" /
+/// "stage"), so that neighbouring names stay clear of each other in a narrow chart.
+QString twoLines(const QString &name)
+{
+    const int middle = static_cast<int>(name.size()) / 2;
+    int best = -1;
+    for (int i = 0; i < name.size(); ++i)
+        if (name[i] == QLatin1Char(' ') && (best < 0 || std::abs(i - middle) < std::abs(best - middle)))
+            best = i;
+    if (best < 0)
+        return name;
+    QString broken = name;
+    broken[best] = QLatin1Char('\n');
+    return broken;
+}
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -75,6 +92,15 @@ void MemoryChart::setMessage(const QString &message)
     showChartMessage(this, message);
 }
 
+void MemoryChart::setScaleBytes(double bytes)
+{
+    if (bytes == m_scaleBytes)
+        return;
+    m_scaleBytes = bytes;
+    if (!m_kinds.empty())
+        rebuild();
+}
+
 double MemoryChart::capacityBytes() const
 {
     return m_kinds.empty() ? 0 : m_kinds.front().memory.capacity;
@@ -109,13 +135,16 @@ void MemoryChart::rebuild()
     double used = 0;
     for (std::size_t i = 0; i < m_kinds.size(); ++i) {
         const auto &k = m_kinds[i];
-        ticker->addTick(static_cast<double>(i), qs(k.name) + QStringLiteral("\n×") + QString::number(k.count));
+        ticker->addTick(static_cast<double>(i), twoLines(qs(k.name)) + QStringLiteral("\n×") + QString::number(k.count));
         used = std::max(used, k.memory.total / kGiB);
     }
     // A chip using under a quarter of its HBM is drawn at its own scale, or its parameters and
     // optimizer state would be a sliver; the capacity is then named at the top, off the scale.
-    m_capacityOffScale = capacity > 0 && used > 0 && used < kZoomBelow * capacity;
-    const double top = m_capacityOffScale ? used : std::max(capacity, used);
+    // Beside another chart (the Compare tab) the scale reaches that chart's busiest chip too, so
+    // both decide the same way whether the capacity is on the scale.
+    const double reach = std::max(used, m_scaleBytes / kGiB);
+    m_capacityOffScale = capacity > 0 && reach > 0 && reach < kZoomBelow * capacity;
+    const double top = m_capacityOffScale ? reach : std::max(capacity, reach);
     xAxis->setTicker(ticker);
     xAxis->setSubTicks(false);
     xAxis->setTickLength(0, 4);

@@ -24,6 +24,9 @@ public:
     /// No data (the plan does not evaluate): `message` alone.
     void setMessage(const QString &message);
     const std::vector<model::ChipKind> &chipKinds() const { return m_kinds; }
+    /// Bytes per chip the y axis reaches at least (0: only this chart's own busiest chip): two
+    /// charts side by side share one scale, and agree on whether the capacity is on it.
+    void setScaleBytes(double bytes);
 
     /// Bytes of layer `layer` (0 params .. 4 KV cache) in bar `bar`, as drawn.
     double layerBytes(int bar, int layer) const;
@@ -46,6 +49,7 @@ private:
     std::vector<model::ChipKind> m_kinds;
     std::vector<QCPBars *> m_stack;
     bool m_capacityOffScale = false;
+    double m_scaleBytes = 0;
 };
 
 } // namespace meshplan::views

@@ -1271,6 +1271,11 @@ private slots:
                  doc().evaluation()->perChip.front().memory.params);
         QVERIFY(view->memoryChart(Side::Baseline)->chipKinds().front().memory.params
                 != view->memoryChart(Side::Candidate)->chipKinds().front().memory.params);
+        // Both memory charts on one scale, agreeing on whether the HBM capacity is on it.
+        auto *ma = view->memoryChart(Side::Baseline);
+        auto *mb = view->memoryChart(Side::Candidate);
+        QTRY_COMPARE(ma->yAxis->range().upper, mb->yAxis->range().upper);
+        QCOMPARE(ma->capacityOffScale(), mb->capacityOffScale());
         QVERIFY(!view->rooflineChart(Side::Baseline)->roofline().points.empty());
         QVERIFY(view->rooflineChart(Side::Candidate)->roofline().points.empty()); // not shown yet
         view->setCurrentChart(2);
