@@ -1,5 +1,6 @@
 #include "explore/plansearch.h"
 
+#include "base/divisors.h"
 #include "base/units.h"
 #include "explore/paretofront.h"
 #include "explore/placementchoices.h"
@@ -50,19 +51,6 @@ constexpr int kMaxVirtualStages = 8;
 /// Degree combinations handed to the threads at a time. The pruning state is frozen for a
 /// block, so the outcome does not depend on how many threads share it.
 constexpr std::size_t kBlock = 16;
-
-std::vector<int> divisors(std::int64_t n)
-{
-    std::vector<int> out;
-    for (std::int64_t d = 1; d * d <= n; ++d)
-        if (n % d == 0) {
-            out.push_back(static_cast<int>(d));
-            if (d * d != n)
-                out.push_back(static_cast<int>(n / d));
-        }
-    std::sort(out.begin(), out.end());
-    return out;
-}
 
 std::size_t idx(Role role)
 {
@@ -772,20 +760,8 @@ std::vector<Topology> servingTopologies(const Plan &plan, std::int64_t maxChips)
     add(plan.topology);
     const Chip &chip = plan.topology.chip();
     if (chip.isTpu()) {
-        std::vector<int> shape(chip.ici && chip.ici->torusDims == 3 ? 3 : 2, 1);
-        for (int step = 0; step < 40; ++step) {
-            std::int64_t chips = 1;
-            for (int s : shape)
-                chips *= s;
-            if (chips > maxChips)
-                break;
+        for (const std::vector<int> &shape : tpuSliceShapes(chip, maxChips))
             add(Topology::tpuSlice(chip, shape, 1));
-            std::size_t smallest = 0;
-            for (std::size_t i = 1; i < shape.size(); ++i)
-                if (shape[i] < shape[smallest])
-                    smallest = i;
-            shape[smallest] *= 2;
-        }
     } else {
         const int domain = chip.nvlink->domainSize;
         for (int g = 1; g <= domain; g *= 2)

@@ -28,28 +28,6 @@ Expected<ServingPoint> point(const Plan &plan, CostMode mode)
     return p;
 }
 
-std::vector<std::vector<int>> tpuShapes(const Chip &chip, std::int64_t maxChips)
-{
-    std::vector<std::vector<int>> shapes;
-    const bool threeD = chip.ici && chip.ici->torusDims == 3;
-    std::vector<int> shape = threeD ? std::vector<int>{1, 1, 1} : std::vector<int>{1, 1};
-    // Grow the smallest axis first: 1x1, 2x1, 2x2, 4x2, 4x4, ... (and the 3D analogue).
-    for (int step = 0; step < 40; ++step) {
-        std::int64_t chips = 1;
-        for (int s : shape)
-            chips *= s;
-        if (chips > maxChips)
-            break;
-        if (Topology::tpuSlice(chip, shape, 1))
-            shapes.push_back(shape);
-        std::size_t smallest = 0;
-        for (std::size_t i = 1; i < shape.size(); ++i)
-            if (shape[i] < shape[smallest])
-                smallest = i;
-        shape[smallest] *= 2;
-    }
-    return shapes;
-}
 
 } // namespace
 
@@ -114,7 +92,7 @@ Expected<ServingChoice> cheapestServing(const Plan &plan, double latencyTargetS,
     const Chip &chip = plan.topology.chip();
     std::vector<Topology> topologies;
     if (chip.isTpu()) {
-        for (const auto &shape : tpuShapes(chip, maxChips))
+        for (const auto &shape : tpuSliceShapes(chip, maxChips))
             topologies.push_back(Topology::tpuSlice(chip, shape, 1).value());
     } else {
         const int domain = chip.nvlink->domainSize;
@@ -170,6 +148,29 @@ Expected<ServingChoice> cheapestServing(const Plan &plan, double latencyTargetS,
                         + formatNumber(best->point.tokensPerS) + " tokens/s, $" + formatNumber(best->point.costPerMillionTokens)
                         + " per million tokens";
     return *best;
+}
+
+std::vector<std::vector<int>> tpuSliceShapes(const Chip &chip, std::int64_t maxChips)
+{
+    std::vector<std::vector<int>> shapes;
+    const bool threeD = chip.ici && chip.ici->torusDims == 3;
+    std::vector<int> shape = threeD ? std::vector<int>{1, 1, 1} : std::vector<int>{1, 1};
+    // Grow the smallest axis first: 1x1, 2x1, 2x2, 4x2, 4x4, ... (and the 3D analogue).
+    for (int step = 0; step < 40; ++step) {
+        std::int64_t chips = 1;
+        for (int s : shape)
+            chips *= s;
+        if (chips > maxChips)
+            break;
+        if (Topology::tpuSlice(chip, shape, 1))
+            shapes.push_back(shape);
+        std::size_t smallest = 0;
+        for (std::size_t i = 1; i < shape.size(); ++i)
+            if (shape[i] < shape[smallest])
+                smallest = i;
+        shape[smallest] *= 2;
+    }
+    return shapes;
 }
 
 } // namespace meshplan::model

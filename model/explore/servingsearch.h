@@ -13,6 +13,7 @@
 namespace meshplan::model {
 
 class ChipCatalog;
+struct Chip;
 
 /// One batch size of an inference plan.
 struct ServingPoint {
@@ -30,6 +31,10 @@ struct ServingPoint {
 /// decoding replicas are left out (an error only when no batch remains).
 Expected<std::vector<ServingPoint>> latencyThroughputSweep(const Plan &plan, const std::vector<std::int64_t> &batches,
                                                            CostMode mode = CostMode::Achievable);
+
+/// The TPU slice shapes of `chip` up to `maxChips` chips, growing the smallest axis first: 1x1,
+/// 2x1, 2x2, 4x2, ... (and the 3D analogue); shapes the chip cannot form are left out.
+std::vector<std::vector<int>> tpuSliceShapes(const Chip &chip, std::int64_t maxChips);
 
 /// Powers of two from 1 up to `limit` (and `limit` itself): the default sweep.
 std::vector<std::int64_t> batchLadder(std::int64_t limit);

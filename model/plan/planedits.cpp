@@ -1,5 +1,6 @@
 #include "plan/planedits.h"
 
+#include "base/divisors.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
 #include "transformer/modelcatalog.h"
@@ -123,24 +124,10 @@ std::vector<int> primeFactors(int n)
     return out;
 }
 
-/// The divisors of n (at most kMaxChips), smallest first.
-std::vector<int> divisorsAscending(std::int64_t n)
-{
-    std::vector<int> out;
-    for (std::int64_t d = 1; d * d <= n; ++d)
-        if (n % d == 0) {
-            out.push_back(static_cast<int>(d));
-            if (d * d != n)
-                out.push_back(static_cast<int>(n / d));
-        }
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 /// The divisors of n, largest first.
 std::vector<int> divisorsDescending(int n)
 {
-    std::vector<int> out = divisorsAscending(n);
+    std::vector<int> out = divisors(n);
     std::reverse(out.begin(), out.end());
     return out;
 }
@@ -184,7 +171,7 @@ RoleDegrees servingLayout(const Plan &plan)
     const double dense = double(counts.total) - routed;
     const double budget = 0.5 * double(topology.chip().hbmBytes);
     int tensor = 1;
-    for (int t : divisorsAscending(std::gcd(chips, domain))) {
+    for (int t : divisors(std::gcd(chips, domain))) {
         if (!fitsModel(Role::Tensor, t, model))
             continue;
         tensor = t; // the widest that divides, unless a narrower one already fits
@@ -193,7 +180,7 @@ RoleDegrees servingLayout(const Plan &plan)
     }
     int expert = 1;
     if (model.moe && (dense + routed) * bytes / tensor > budget) {
-        for (int e : divisorsAscending(chips / tensor)) {
+        for (int e : divisors(chips / tensor)) {
             if (!fitsModel(Role::Expert, e, model))
                 continue;
             expert = e;
@@ -476,14 +463,14 @@ std::vector<int> cubeLikeSlice(const Chip &chip, std::int64_t chips, int dims)
             bestSpread = spread;
         }
     };
-    const std::vector<int> divisors = divisorsAscending(chips);
-    for (int a : divisors) {
+    const std::vector<int> factors = divisors(chips);
+    for (int a : factors) {
         if (dims == 1) {
             if (a == chips)
                 consider({a});
             continue;
         }
-        for (int b : divisors) {
+        for (int b : factors) {
             if (b < a || (chips / a) % b != 0)
                 continue;
             const std::int64_t c = chips / a / b;
@@ -520,7 +507,7 @@ Expected<json> PlanEdits::withChip(const json &plan, const std::string &chipId) 
             const auto &pod = to->ici->maxShape;
             const std::int64_t podChips =
                 std::accumulate(pod.begin(), pod.end(), std::int64_t(1), std::multiplies<>());
-            for (int s : divisorsAscending(chips)) {
+            for (int s : divisors(chips)) {
                 if (!pod.empty() && chips / s > podChips)
                     continue; // more than a pod per slice: no shape to search
                 shape = cubeLikeSlice(*to, chips / s, to->ici->torusDims);
