@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <thread>
 
 namespace meshplan::model {
@@ -51,6 +52,21 @@ constexpr int kMaxVirtualStages = 8;
 /// Degree combinations handed to the threads at a time. The pruning state is frozen for a
 /// block, so the outcome does not depend on how many threads share it.
 constexpr std::size_t kBlock = 16;
+
+/// Why `objective` cannot rank the plans of `plan` (training plans by step time or cost, serving
+/// plans by tokens per chip or cost; cost only with a price), or nothing.
+std::optional<Error> objectiveError(const Plan &plan, SearchObjective objective)
+{
+    const bool training = plan.kind == WorkloadKind::Training;
+    if (training && objective == SearchObjective::TokensPerChip)
+        return Error{"objective", "tokens-per-chip ranks serving plans; a training plan is ranked by step-time or cost"};
+    if (!training && objective == SearchObjective::StepTime)
+        return Error{"objective", "step-time ranks training plans; a serving plan is ranked by tokens-per-chip or cost"};
+    if (objective == SearchObjective::Cost && !(plan.pricePerChipHour > 0))
+        return Error{"objective", "cost needs a price per chip-hour (hardware.price_per_hour, or a catalog price for "
+                                      + plan.topology.chip().id + ")"};
+    return std::nullopt;
+}
 
 std::size_t idx(Role role)
 {
@@ -604,11 +620,8 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
 Expected<SearchOutcome> TrainingSearch::run()
 {
     const auto start = std::chrono::steady_clock::now();
-    if (m_options.objective == SearchObjective::TokensPerChip)
-        return Error{"objective", "tokens-per-chip ranks serving plans; a training plan is ranked by step-time or cost"};
-    if (m_options.objective == SearchObjective::Cost && !(m_plan.pricePerChipHour > 0))
-        return Error{"objective", "cost needs a price per chip-hour (hardware.price_per_hour, or a catalog price for "
-                                      + m_plan.topology.chip().id + ")"};
+    if (auto error = objectiveError(m_plan, m_options.objective))
+        return *error;
     for (std::string_view name : rematPolicyChoices()) {
         auto policy = rematPolicyFromJson(json(std::string(name)), "workload.remat");
         if (!policy)
@@ -777,11 +790,8 @@ Expected<SearchOutcome> searchServing(const Plan &plan, const SearchOptions &opt
                                       const std::atomic<bool> *cancel)
 {
     const auto start = std::chrono::steady_clock::now();
-    if (options.objective == SearchObjective::StepTime)
-        return Error{"objective", "step-time ranks training plans; a serving plan is ranked by tokens-per-chip or cost"};
-    if (options.objective == SearchObjective::Cost && !(plan.pricePerChipHour > 0))
-        return Error{"objective", "cost needs a price per chip-hour (hardware.price_per_hour, or a catalog price for "
-                                      + plan.topology.chip().id + ")"};
+    if (auto error = objectiveError(plan, options.objective))
+        return *error;
     const double latency = options.latencyTargetS > 0 ? options.latencyTargetS : plan.inference.latencyTargetS;
     const std::int64_t maxChips = options.maxChips > 0 ? options.maxChips : plan.topology.chipCount();
     const ModelSpec &m = plan.model;
