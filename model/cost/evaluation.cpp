@@ -88,7 +88,7 @@ std::optional<Error> checkNumbers(const Evaluation &e, bool training)
 
 } // namespace
 
-Expected<Evaluation> evaluate(const Plan &plan, CostMode mode)
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations * /*derivations*/)
 {
     if (auto error = checkModelSharding(plan))
         return *error;
@@ -251,6 +251,12 @@ json evaluationToJson(const Evaluation &e, bool training)
                             {"days", finite(e.run->days)},
                             {"cost", finite(e.run->cost)},
                             {"cost_per_step", finite(e.costPerStep)}};
+    }
+    if (!e.terms.empty()) {
+        json terms = json::object();
+        for (const auto &[name, value] : e.terms)
+            terms[name] = finite(value);
+        out["terms"] = terms;
     }
     if (e.inference) {
         const InferenceResult &i = *e.inference;

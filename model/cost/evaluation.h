@@ -1,6 +1,7 @@
 #pragma once
 // What one plan costs: memory per chip, every collective, step time, MFU, throughput, warnings.
 
+#include "base/derivation.h"
 #include "hardware/collective.h"
 #include "plan/placement.h"
 #include "transformer/modelspec.h"
@@ -171,6 +172,10 @@ struct Evaluation {
     /// prefill's ("prefill: ..."). Operations with no FLOPs or no bytes are left out. Not part of
     /// the result contract.
     std::vector<OperationCost> operations;
+    /// Intermediate quantities the derivations name (one layer's forward time, one collective's
+    /// time per occurrence, ...), keyed as "terms.<name>" is in the result. Filled only when
+    /// evaluate() is asked for derivations; the result carries them as "terms" then.
+    std::map<std::string, double> terms;
 };
 
 /// One collective of a step as the result reports it: `count` occurrences of `timeEach` seconds,
@@ -187,7 +192,10 @@ std::string bindingResource(const std::vector<CollectiveUse> &collectives, std::
 
 /// Evaluates `plan` with the achievable model (or the book's ideal one). Pure and deterministic;
 /// an Error for a plan that cannot be evaluated (degrees that do not fit the mesh, ...).
-Expected<Evaluation> evaluate(const Plan &plan, CostMode mode = CostMode::Achievable);
+/// With `derivations`, also records how every number of the result came to be (plan-format.md
+/// "Derivations"), and the intermediate terms they name; without, costs nothing extra.
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode = CostMode::Achievable,
+                              Derivations *derivations = nullptr);
 
 /// The result document of plan-format.md ("format": "meshplan/result").
 nlohmann::json evaluationToJson(const Evaluation &evaluation, bool training);
