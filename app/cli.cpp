@@ -45,9 +45,10 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
                                                chips, hosts, FLOPs/s, HBM and wraparound of a slice
   model ID | --hf-config FILE | --list [--seq-len T] [--kv-dtype bf16]
                                                parameters, FLOPs per token and KV cache of a model
-  evaluate PLAN.meshplan [--json] [--repeat N] [--ideal]
+  evaluate PLAN.meshplan [--json] [--repeat N] [--ideal] [--explain]
                                                memory, collectives, step time and MFU of a plan
-                                               (--ideal: the book's model, no efficiency derating)
+                                               (--ideal: the book's model, no efficiency derating;
+                                               --explain: every number's formula, values and source)
   sweep PLAN.meshplan [--batches 1,2,4,...] [--json]
                                                serving: latency against throughput across batch sizes
   cheapest PLAN.meshplan --latency SECONDS [--max-chips N] [--json]
@@ -99,6 +100,7 @@ const std::map<std::string, Option> &options()
         {"--kv-dtype", {"kv_dtype", true, false}},
         {"--repeat", {"repeat", true, true}},
         {"--ideal", {"", false, false}},
+        {"--explain", {"explain", false, false}},
         {"--batches", {"batches", true, false}},
         {"--latency", {"latency", true, true}},
         {"--max-chips", {"max_chips", true, true}},
@@ -120,7 +122,7 @@ const std::map<std::string, std::set<std::string>> &commandOptions()
                     "--achievable"}},
         {"slice", {"--chip", "--topology", "--slices", "--nodes", "--gpus-per-node", "--json"}},
         {"model", {"--hf-config", "--seq-len", "--kv-dtype", "--list", "--json"}},
-        {"evaluate", {"--json", "--repeat", "--ideal"}},
+        {"evaluate", {"--json", "--repeat", "--ideal", "--explain"}},
         {"sweep", {"--json", "--batches", "--ideal"}},
         {"cheapest", {"--json", "--latency", "--max-chips", "--ideal"}},
         {"search", {"--json", "--objective", "--latency", "--max-chips", "--top", "--save-best", "--ideal"}},
@@ -558,10 +560,14 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         if (!plan)
             return failIn(file, plan.error().path, plan.error().message);
         const auto evalMode = ideal ? m::CostMode::Ideal : m::CostMode::Achievable;
-        auto evaluation = m::evaluate(plan.value(), evalMode);
+        const bool explain = callArgs.contains("explain");
+        m::Derivations derivations;
+        auto evaluation = m::evaluate(plan.value(), evalMode, explain ? &derivations : nullptr);
         if (!evaluation)
             return failIn(file, evaluation.error().path, evaluation.error().message);
         json r = m::evaluationToJson(evaluation.value(), plan->kind == m::WorkloadKind::Training);
+        if (explain)
+            r["derivations"] = m::derivationsToJson(derivations);
         if (repeat > 0) {
             std::vector<double> times;
             times.reserve(static_cast<std::size_t>(repeat));
@@ -583,6 +589,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
             if (r.contains("timing"))
                 out << tableRow("evaluation time", m::formatSeconds(r["timing"]["median_s"].get<double>()) + " median of "
                                                        + std::to_string(repeat));
+            if (explain)
+                printDerivations(derivations, r, out);
         }
         return 0;
     }

@@ -1,6 +1,7 @@
 #pragma once
 // meshplan-cli: the command-line face of the model (plan-format.md's "Primitive calculators").
 
+#include "base/derivation.h"
 #include "base/expected.h"
 #include "plan/plan.h"
 
@@ -25,6 +26,12 @@ int runSearch(const std::vector<std::string> &positional, const nlohmann::json &
 /// Runs `compare BASELINE CANDIDATE` once runCli has read its options (clicompare.cpp): the
 /// summary numbers of both results with differences and ratios, then what changed.
 int runCompare(const std::vector<std::string> &files, bool asJson, bool ideal, std::ostream &out, std::ostream &err);
+
+/// The readable `evaluate --explain` (cliexplain.cpp): every derivation, in the order `result`
+/// reads, as its formula, the formula with the plan's values, the book's words and where each
+/// value comes from, in lines of at most 100 columns. A formula that does not parse or evaluate
+/// is printed with its error.
+void printDerivations(const model::Derivations &derivations, const nlohmann::json &result, std::ostream &out);
 
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 model::Expected<model::Plan> loadPlan(const std::string &file);

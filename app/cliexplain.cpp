@@ -1,0 +1,353 @@
+// meshplan-cli evaluate --explain: every number of a result as its formula, the formula with the
+// plan's values, the book's words and where each value comes from (plan-format.md "Derivations").
+#include "cli.h"
+
+#include "base/expression.h"
+#include "base/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <tuple>
+
+namespace meshplan::app {
+
+using nlohmann::json;
+namespace m = meshplan::model;
+
+namespace {
+
+constexpr std::size_t kColumns = 100;
+
+/// Columns a UTF-8 string takes in a terminal (× and ← are one column, three bytes).
+std::size_t columns(const std::string &text)
+{
+    std::size_t n = 0;
+    for (const char c : text)
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80)
+            ++n;
+    return n;
+}
+
+// Stands for a space that must not break a line ("1.54 ms", "t ← terms.t_s"); a space on output.
+constexpr char kGlue = '\x1f';
+
+std::string glued(std::string text)
+{
+    std::replace(text.begin(), text.end(), ' ', kGlue);
+    return text;
+}
+
+/// `text` broken at spaces into lines of at most kColumns, the first after `indent`, the rest
+/// after `hanging`. A word longer than a line stays whole rather than being cut.
+std::string wrapWords(const std::string &text, const std::string &indent, const std::string &hanging)
+{
+    std::string out;
+    std::string line = indent;
+    bool lineEmpty = true;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find(' ', start);
+        if (end == std::string::npos)
+            end = text.size();
+        const std::string word = text.substr(start, end - start);
+        start = end + 1;
+        if (word.empty())
+            continue;
+        if (!lineEmpty && columns(line) + 1 + columns(word) > kColumns) {
+            out += line + "\n";
+            line = hanging;
+            lineEmpty = true;
+        }
+        line += (lineEmpty ? "" : " ") + word;
+        lineEmpty = false;
+    }
+    if (!lineEmpty)
+        out += line + "\n";
+    return out;
+}
+
+std::string wrap(const std::string &text, const std::string &indent, const std::string &hanging)
+{
+    const std::string words = wrapWords(text, indent, hanging);
+    std::string out;
+    for (const char c : words) {
+        if (c == '\n')
+            while (!out.empty() && out.back() == ' ')
+                out.pop_back();
+        out += c == kGlue ? ' ' : c;
+    }
+    return out;
+}
+
+std::string plain(double value)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", value);
+    return buffer;
+}
+
+/// A constant written in a formula (2, 0.5, 1e9), exactly enough to read as written.
+std::string constant(double value)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.12g", value);
+    return buffer;
+}
+
+bool endsWith(const std::string &s, const std::string &tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool contains(const std::string &s, const std::string &part)
+{
+    return s.find(part) != std::string::npos;
+}
+
+/// A number formatted by what its name says it is: seconds (..._s, t_...), bytes, FLOPs or their
+/// rates; a name that does not say (efficiency, microbatches, chips_rate) gets four digits.
+std::string formatAs(const std::string &name, double value)
+{
+    std::string key = name.substr(name.find_last_of(".]") == std::string::npos ? 0 : name.find_last_of(".]") + 1);
+    if (name.rfind("memory_per_chip.", 0) == 0)
+        return m::formatBytes(value);
+    if (endsWith(key, "bytes_per_s") || contains(key, "bandwidth"))
+        return m::formatBytesPerSecond(value);
+    if (endsWith(key, "flops_per_s") || key == "peak_flops")
+        return m::formatFlopsPerSecond(value);
+    if (endsWith(key, "_per_s"))
+        return plain(value);
+    if (contains(key, "bytes"))
+        return m::formatBytes(value);
+    if (contains(key, "flops"))
+        return m::formatFlops(value);
+    if (key == "s" || endsWith(key, "_s") || key.rfind("t_", 0) == 0 || key == "time")
+        return m::formatSeconds(value);
+    return plain(value);
+}
+
+/// A value of the formula: by its own name, else by the name of the result it comes from.
+std::string formatValue(const m::DerivationValue &v)
+{
+    const std::string byName = formatAs(v.name, v.value);
+    if (byName == plain(v.value) && !v.from.empty())
+        return formatAs(v.from, v.value);
+    return byName;
+}
+
+// Binding strength of a node when typeset: sums, products, unary minus, powers, atoms.
+int precedence(const m::ExpressionNode &n)
+{
+    using K = m::ExpressionNode::Kind;
+    switch (n.kind) {
+    case K::Add:
+    case K::Subtract:
+        return 1;
+    case K::Multiply:
+    case K::Divide:
+        return 2;
+    case K::Negate:
+        return 3;
+    case K::Power:
+        return 4;
+    case K::Number:
+    case K::Name:
+    case K::Call:
+        break;
+    }
+    return 5;
+}
+
+/// The formula as a reader writes it: × for *, ^ for **, parentheses only where the order needs
+/// them; `leaf` writes a name (itself, or its value).
+std::string typeset(const m::ExpressionNode &n, const std::function<std::string(const std::string &)> &leaf)
+{
+    using K = m::ExpressionNode::Kind;
+    const auto operand = [&](std::size_t i, bool parens) {
+        const std::string s = typeset(*n.operands[i], leaf);
+        return parens ? "(" + s + ")" : s;
+    };
+    switch (n.kind) {
+    case K::Number:
+        return constant(n.number);
+    case K::Name:
+        return leaf(n.name);
+    case K::Negate: {
+        const auto &inner = *n.operands[0];
+        return "-" + operand(0, precedence(inner) < 4);
+    }
+    case K::Add:
+        return operand(0, false) + " + " + operand(1, false);
+    case K::Subtract:
+        return operand(0, false) + " - " + operand(1, precedence(*n.operands[1]) <= 1);
+    case K::Multiply:
+        return operand(0, precedence(*n.operands[0]) < 2) + " × " + operand(1, precedence(*n.operands[1]) < 2);
+    case K::Divide:
+        return operand(0, precedence(*n.operands[0]) < 2) + " / " + operand(1, precedence(*n.operands[1]) <= 2);
+    case K::Power:
+        return operand(0, precedence(*n.operands[0]) <= 4) + "^" + operand(1, precedence(*n.operands[1]) < 3);
+    case K::Call: {
+        std::string args;
+        for (std::size_t i = 0; i < n.operands.size(); ++i)
+            args += (i ? ", " : "") + operand(i, false);
+        return n.name + "(" + args + ")";
+    }
+    }
+    return "?";
+}
+
+/// "collectives[12].time_s" -> 12; -1 for another path.
+long collectiveIndex(const std::string &path)
+{
+    if (path.rfind("collectives[", 0) != 0)
+        return -1;
+    return std::strtol(path.c_str() + 12, nullptr, 10);
+}
+
+/// Where a path falls in the reading order of the result: its block, its key within the block.
+std::tuple<int, long, int, std::string> readingOrder(const std::string &path)
+{
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> kBlocks{
+        {"model.", {"params", "active_params", "flops_per_token", "forward_flops_per_token", "kv_cache_bytes_per_token"}},
+        {"memory_per_chip.", {"params", "grads", "optimizer", "activations", "kv_cache", "total", "capacity"}},
+        {"step.", {"time_s", "compute_s", "recompute_s", "communication_s", "exposed_communication_s", "bubble_s",
+                   "optimizer_s", "flops", "tokens"}},
+        {"mfu", {}},
+        {"tokens_per_s", {}},
+        {"inference.", {"prefill_s", "time_to_first_token_s", "decode_step_s", "tokens_per_s", "tokens_per_s_per_chip",
+                        "kv_cache_bytes_per_token"}},
+        {"serving.", {}},
+        {"collectives[", {"time_s", "exposed_s"}},
+        {"train.", {}},
+    };
+    if (path.rfind("terms.", 0) == 0)
+        return {int(kBlocks.size()) + 1, 0, 0, path};
+    for (std::size_t b = 0; b < kBlocks.size(); ++b) {
+        const auto &[prefix, keys] = kBlocks[b];
+        if (path.rfind(prefix, 0) != 0 || (keys.empty() && path != prefix && prefix.back() != '.'))
+            continue;
+        const long index = collectiveIndex(path);
+        const std::string key = path.substr(path.find_last_of(".]") + 1);
+        const auto at = std::find(keys.begin(), keys.end(), key);
+        return {int(b), index, int(at - keys.begin()), path};
+    }
+    return {int(kBlocks.size()), 0, 0, path};
+}
+
+/// The number at `path` of the result ("collectives[3].time_s", "terms.x"); null if absent.
+const json *lookup(const json &result, const std::string &path)
+{
+    const json *node = &result;
+    std::size_t i = 0;
+    while (i < path.size()) {
+        if (path[i] == '.') {
+            ++i;
+            continue;
+        }
+        if (path[i] == '[') {
+            const std::size_t close = path.find(']', i);
+            if (close == std::string::npos || !node->is_array())
+                return nullptr;
+            const auto index = std::strtoul(path.c_str() + i + 1, nullptr, 10);
+            if (index >= node->size())
+                return nullptr;
+            node = &(*node)[index];
+            i = close + 1;
+            continue;
+        }
+        const std::size_t end = std::min(path.find_first_of(".[", i), path.size());
+        const std::string key = path.substr(i, end - i);
+        if (!node->is_object() || !node->contains(key))
+            return nullptr;
+        node = &(*node)[key];
+        i = end;
+    }
+    return node;
+}
+
+std::string explainOne(const std::string &path, const m::Derivation &d, const json &result)
+{
+    std::string out;
+    // Header: the number, then the book's chapter and section it is reasoned in.
+    std::string head = path;
+    if (const long index = collectiveIndex(path); index >= 0)
+        if (const json *c = lookup(result, "collectives[" + std::to_string(index) + "]"); c && c->is_object())
+            head += " (" + c->value("op", std::string()) + ", " + c->value("purpose", std::string()) + ")";
+    head += " = " + formatAs(path, d.value);
+    const std::string title = m::bookChapterTitle(d.chapter);
+    std::string where = "[ch. " + (d.chapter.empty() ? std::string("?") : d.chapter)
+                        + (title.empty() ? std::string() : " " + title)
+                        + (d.section.empty() ? std::string() : " — " + d.section) + "]";
+    if (columns(head) + 3 + columns(where) <= kColumns)
+        out += head + "   " + where + "\n";
+    else
+        out += head + "\n" + wrap(where, "    ", "    ");
+
+    const auto parsed = m::Expression::parse(d.expression);
+    if (!parsed) {
+        out += wrap(d.expression, "  ", "      ");
+        out += wrap("! the formula does not parse: " + parsed.error().message, "  ", "    ");
+    } else {
+        const auto &root = parsed->root();
+        out += wrap(typeset(root, [](const std::string &name) { return name; }), "  ", "      ");
+        std::map<std::string, double> values;
+        for (const auto &v : d.values)
+            values[v.name] = v.value;
+        const std::string substituted = typeset(root, [&](const std::string &name) {
+            const m::DerivationValue *v = d.find(name);
+            if (!v)
+                return name + "?";
+            const std::string s = glued(formatValue(*v));
+            return v->value < 0 ? "(" + s + ")" : s;
+        });
+        out += wrap("= " + substituted, "  ", "      ");
+        const auto evaluated = parsed->evaluate(values);
+        if (!evaluated) {
+            out += wrap("! " + evaluated.error().message, "  ", "    ");
+        } else {
+            const double tolerance = std::max(1e-9 * std::fabs(d.value), 1e-12);
+            if (!(std::fabs(*evaluated - d.value) <= tolerance))
+                out += wrap("! the formula gives " + plain(*evaluated) + ", not " + plain(d.value), "  ", "    ");
+        }
+    }
+    if (!d.words.empty())
+        out += wrap(d.words, "  ", "  ");
+    std::string sources;
+    for (const auto &v : d.values) {
+        std::string s;
+        if (!v.from.empty())
+            s = v.name + " ← " + v.from;
+        if (!v.source.empty())
+            s += (s.empty() ? v.name + ": " : ", ") + v.source;
+        // An item breaks across lines only where it is longer than a line.
+        if (!s.empty())
+            sources += (sources.empty() ? std::string() : std::string(";") + kGlue + " ") + (columns(s) < kColumns - 4 ? glued(s) : s);
+    }
+    if (!sources.empty())
+        out += wrap(sources, "  ", "    ");
+    return out;
+}
+
+} // namespace
+
+void printDerivations(const model::Derivations &derivations, const nlohmann::json &result, std::ostream &out)
+{
+    std::vector<const std::pair<const std::string, m::Derivation> *> ordered;
+    for (const auto &entry : derivations)
+        ordered.push_back(&entry);
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const auto *a, const auto *b) { return readingOrder(a->first) < readingOrder(b->first); });
+    out << "\nHow each number comes to be (" << derivations.size() << " derivations):\n";
+    if (derivations.empty())
+        out << "  (this evaluation recorded none)\n";
+    for (const auto *entry : ordered)
+        out << "\n" << explainOne(entry->first, entry->second, result);
+}
+
+} // namespace meshplan::app
