@@ -88,7 +88,7 @@ std::optional<Error> checkNumbers(const Evaluation &e, bool training)
 
 } // namespace
 
-Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations * /*derivations*/)
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *derivations)
 {
     if (auto error = checkModelSharding(plan))
         return *error;
@@ -103,7 +103,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations * /*d
         out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.training.seqLen);
         out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.training.seqLen);
         out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
-        if (auto error = evaluateTraining(plan, placement.value(), mode, out))
+        if (auto error = evaluateTraining(plan, placement.value(), mode, out, derivations))
             return *error;
         if (auto error = checkNumbers(out, true))
             return *error;
