@@ -221,8 +221,7 @@ private:
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
     /// Adds `seconds` of communication the step waits for; `name` and `from` say what it is in
     /// the derivation of step.exposed_communication_s.
-    void expose(double &exposed, double seconds, const std::string &name, const std::string &from,
-                const std::string &source);
+    void expose(double &exposed, double seconds, const char *name, long collective, const char *source);
     // Derivations (only when asked for: see DerivationRecorder).
     /// One layer's forward, backward and recompute as terms "<prefix>_layer_forward_s", ...
     void explainLayer(const std::string &prefix, const LayerCost &c, double forward, double backward,
@@ -678,12 +677,12 @@ DerivationValue TrainingCost::hbmEfficiencyValue() const
             "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
 }
 
-void TrainingCost::expose(double &exposed, double seconds, const std::string &name, const std::string &from,
-                          const std::string &source)
+void TrainingCost::expose(double &exposed, double seconds, const char *name, long collective, const char *source)
 {
     exposed += seconds;
     if (m_why.on())
-        m_exposedParts.push_back({name, seconds, from, source});
+        m_exposedParts.push_back(
+            {name, seconds, collective >= 0 ? "collectives[" + std::to_string(collective) + "].exposed_s" : "", source});
 }
 
 void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, double forward, double backward,
@@ -1143,9 +1142,11 @@ std::optional<Error> TrainingCost::run()
     };
     const double denseBackward = layerBackward(dense, denseFwd);
     const double sparseBackward = layerBackward(sparse, sparseFwd);
-    explainLayer("dense", dense, denseFwd, denseBackward, denseRecompute);
-    if (m.moe)
-        explainLayer("moe", sparse, sparseFwd, sparseBackward, sparseRecompute);
+    if (m_why.on()) {
+        explainLayer("dense", dense, denseFwd, denseBackward, denseRecompute);
+        if (m.moe)
+            explainLayer("moe", sparse, sparseFwd, sparseBackward, sparseRecompute);
+    }
     const auto layerTrain = [&](double fwd, double backward, double recompute) { return fwd + backward + recompute; };
     // The logits matmul, forward and backward ([tokens, d] x [d, vocab / TP]), in 16 bits.
     const DType logitsType = m_peak16 == m_peak ? m_train.computeDtype : DType::Bf16;
@@ -1377,7 +1378,7 @@ std::optional<Error> TrainingCost::run()
         };
         step.offloadExposed = mb * (stageDense * layerExposed(dense, denseFwd, denseBackward, denseRecompute)
                                     + stageMoe * layerExposed(sparse, sparseFwd, sparseBackward, sparseRecompute));
-        expose(exposed, step.offloadExposed, "host_offload_s", "",
+        expose(exposed, step.offloadExposed, "host_offload_s", -1,
                "moving the offloaded activations to host and back over PCIe, beyond the layer compute that hides it");
     }
 
@@ -1394,7 +1395,7 @@ std::optional<Error> TrainingCost::run()
             const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
             const double total = count * (ag + rs);
             const double hidden = std::min(total, overlapWindow);
-            expose(exposed, total - hidden, "tensor_s", "",
+            expose(exposed, total - hidden, "tensor_s", -1,
                    "the sequence-parallel all-gathers and reduce-scatters (the next two collectives) not hidden by compute");
             addCollective(CollectiveOp::AllGather, "tensor activations (sequence parallel)", Role::Tensor, spans, v,
                           count, count * ag * (1 - hidden / total), ag, layerFwdFlops / blocksPerLayer,
@@ -1406,7 +1407,7 @@ std::optional<Error> TrainingCost::run()
             const double ar = cost(CollectiveOp::AllReduce, spans, v).time;
             const double total = count * ar;
             const double hidden = std::min(total, overlapWindow);
-            expose(exposed, total - hidden, "tensor_s", "collectives[" + std::to_string(m_out.collectives.size()) + "].exposed_s", "");
+            expose(exposed, total - hidden, "tensor_s", long(m_out.collectives.size()), "");
             addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar,
                           layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
         }
@@ -1445,7 +1446,7 @@ std::optional<Error> TrainingCost::run()
             const double perLayer = 2.0 * (2.0 + expertRounds) * each;
             exposedA2a = stageMoe * mb * std::max(0.0, perLayer - (sparseFwd + sparseBackward + sparseRecompute));
         }
-        expose(exposed, exposedA2a, "expert_s", "collectives[" + std::to_string(m_out.collectives.size()) + "].exposed_s", "");
+        expose(exposed, exposedA2a, "expert_s", long(m_out.collectives.size()), "");
         // Dispatch before the routed experts, combine after: half their work each.
         const double expertFlops = sparse.expertFlops * m_tokensMb;
         addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
@@ -1464,7 +1465,7 @@ std::optional<Error> TrainingCost::run()
         const double perLayerAttn = (1.0 + contextRounds) * attnCoreTime(dense) + attnBackwardTime(dense);
         const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
         const double exposedTotal = exposedPerLayer * stageLayers * mb;
-        expose(exposed, exposedTotal, "context_s", "",
+        expose(exposed, exposedTotal, "context_s", -1,
                "the ring's key and value passes (the next two collectives) beyond the attention they overlap");
         const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
         addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
@@ -1504,7 +1505,7 @@ std::optional<Error> TrainingCost::run()
         };
         layer(dense, denseFwd, denseBackward, denseRecompute, stageDense);
         layer(sparse, sparseFwd, sparseBackward, sparseRecompute, stageMoe);
-        expose(exposed, exposedFsdp, "fsdp_s", "",
+        expose(exposed, exposedFsdp, "fsdp_s", -1,
                "the weight gathers and gradient reduce-scatters (the next two collectives) beyond the compute they prefetch behind");
         const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
         const double avgV = bytesSum / agCount;
@@ -1571,8 +1572,7 @@ std::optional<Error> TrainingCost::run()
             const double hidden = afterBackward ? 0.0 : std::min(each, std::max(0.0, window - used));
             afterBackwardS += afterBackward ? each : 0.0;
             used += each;
-            expose(exposed, each - hidden, purpose == "gradients" ? "gradients_s" : "expert_gradients_s",
-                   "collectives[" + std::to_string(m_out.collectives.size()) + "].exposed_s", "");
+            expose(exposed, each - hidden, purpose == "gradients" ? "gradients_s" : "expert_gradients_s", long(m_out.collectives.size()), "");
             addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
                           kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor));
         };
@@ -1605,7 +1605,7 @@ std::optional<Error> TrainingCost::run()
         const double v = m_tokensMb * double(m.dModel) * m_flowBytes / (m_par.sequenceParallel ? tp : 1.0);
         const double each = cost(CollectiveOp::SendRecv, spans, v).time;
         const double fill = 2.0 * (pp - 1.0) * each;
-        expose(exposed, fill, "pipeline_fill_s", "",
+        expose(exposed, fill, "pipeline_fill_s", -1,
                "2·(stages − 1) stage-boundary transfers while the pipeline fills and drains");
         addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each,
                       stageFwdFlops, stageFwdTime);
