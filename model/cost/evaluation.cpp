@@ -122,7 +122,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *deri
     out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.inference.promptLen);
     out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.inference.promptLen);
     out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.inference.kvDtype);
-    if (auto error = evaluateInference(plan, placement.value(), mode, out))
+    if (auto error = evaluateInference(plan, placement.value(), mode, out, derivations))
         return *error;
     if (auto error = checkNumbers(out, false))
         return *error;
