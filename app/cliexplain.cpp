@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <ostream>
 #include <tuple>
@@ -92,14 +91,6 @@ std::string plain(double value)
     return buffer;
 }
 
-/// A constant written in a formula (2, 0.5, 1e9), exactly enough to read as written.
-std::string constant(double value)
-{
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.12g", value);
-    return buffer;
-}
-
 bool endsWith(const std::string &s, const std::string &tail)
 {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -117,18 +108,22 @@ std::string formatAs(const std::string &name, double value)
     std::string key = name.substr(name.find_last_of(".]") == std::string::npos ? 0 : name.find_last_of(".]") + 1);
     if (name.rfind("memory_per_chip.", 0) == 0)
         return m::formatBytes(value);
-    if (endsWith(key, "bytes_per_s") || contains(key, "bandwidth"))
+    // Factors: flops_fraction, hbm_efficiency, the elementwise share of bytes.
+    for (const char *factor : {"fraction", "efficiency", "share", "ratio", "factor"})
+        if (contains(key, factor))
+            return plain(value);
+    if (endsWith(key, "bytes_per_s") || (contains(key, "bandwidth") && !endsWith(key, "_s")))
         return m::formatBytesPerSecond(value);
     if (endsWith(key, "flops_per_s") || key == "peak_flops")
         return m::formatFlopsPerSecond(value);
     if (endsWith(key, "_per_s"))
         return plain(value);
+    if (key == "s" || endsWith(key, "_s") || key.rfind("t_", 0) == 0 || key == "time")
+        return m::formatSeconds(value);
     if (contains(key, "bytes"))
         return m::formatBytes(value);
     if (contains(key, "flops"))
         return m::formatFlops(value);
-    if (key == "s" || endsWith(key, "_s") || key.rfind("t_", 0) == 0 || key == "time")
-        return m::formatSeconds(value);
     return plain(value);
 }
 
@@ -139,67 +134,6 @@ std::string formatValue(const m::DerivationValue &v)
     if (byName == plain(v.value) && !v.from.empty())
         return formatAs(v.from, v.value);
     return byName;
-}
-
-// Binding strength of a node when typeset: sums, products, unary minus, powers, atoms.
-int precedence(const m::ExpressionNode &n)
-{
-    using K = m::ExpressionNode::Kind;
-    switch (n.kind) {
-    case K::Add:
-    case K::Subtract:
-        return 1;
-    case K::Multiply:
-    case K::Divide:
-        return 2;
-    case K::Negate:
-        return 3;
-    case K::Power:
-        return 4;
-    case K::Number:
-    case K::Name:
-    case K::Call:
-        break;
-    }
-    return 5;
-}
-
-/// The formula as a reader writes it: × for *, ^ for **, parentheses only where the order needs
-/// them; `leaf` writes a name (itself, or its value).
-std::string typeset(const m::ExpressionNode &n, const std::function<std::string(const std::string &)> &leaf)
-{
-    using K = m::ExpressionNode::Kind;
-    const auto operand = [&](std::size_t i, bool parens) {
-        const std::string s = typeset(*n.operands[i], leaf);
-        return parens ? "(" + s + ")" : s;
-    };
-    switch (n.kind) {
-    case K::Number:
-        return constant(n.number);
-    case K::Name:
-        return leaf(n.name);
-    case K::Negate: {
-        const auto &inner = *n.operands[0];
-        return "-" + operand(0, precedence(inner) < 4);
-    }
-    case K::Add:
-        return operand(0, false) + " + " + operand(1, false);
-    case K::Subtract:
-        return operand(0, false) + " - " + operand(1, precedence(*n.operands[1]) <= 1);
-    case K::Multiply:
-        return operand(0, precedence(*n.operands[0]) < 2) + " × " + operand(1, precedence(*n.operands[1]) < 2);
-    case K::Divide:
-        return operand(0, precedence(*n.operands[0]) < 2) + " / " + operand(1, precedence(*n.operands[1]) <= 2);
-    case K::Power:
-        return operand(0, precedence(*n.operands[0]) <= 4) + "^" + operand(1, precedence(*n.operands[1]) < 3);
-    case K::Call: {
-        std::string args;
-        for (std::size_t i = 0; i < n.operands.size(); ++i)
-            args += (i ? ", " : "") + operand(i, false);
-        return n.name + "(" + args + ")";
-    }
-    }
-    return "?";
 }
 
 /// "collectives[12].time_s" -> 12; -1 for another path.
@@ -294,17 +228,19 @@ std::string explainOne(const std::string &path, const m::Derivation &d, const js
         out += wrap(d.expression, "  ", "      ");
         out += wrap("! the formula does not parse: " + parsed.error().message, "  ", "    ");
     } else {
-        const auto &root = parsed->root();
-        out += wrap(typeset(root, [](const std::string &name) { return name; }), "  ", "      ");
+        out += wrap(parsed->toText([](const std::string &name) { return name; }), "  ", "      ");
         std::map<std::string, double> values;
         for (const auto &v : d.values)
             values[v.name] = v.value;
-        const std::string substituted = typeset(root, [&](const std::string &name) {
+        const std::string substituted = parsed->toText([&](const std::string &name) {
             const m::DerivationValue *v = d.find(name);
             if (!v)
                 return name + "?";
-            const std::string s = glued(formatValue(*v));
-            return v->value < 0 ? "(" + s + ")" : s;
+            // The formula's minus sign (U+2212) for a negative value too, and parentheses round it.
+            std::string s = glued(formatValue(*v));
+            if (v->value < 0 && !s.empty() && s[0] == '-')
+                s = "(−" + s.substr(1) + ")";
+            return s;
         });
         out += wrap("= " + substituted, "  ", "      ");
         const auto evaluated = parsed->evaluate(values);
@@ -318,19 +254,25 @@ std::string explainOne(const std::string &path, const m::Derivation &d, const js
     }
     if (!d.words.empty())
         out += wrap(d.words, "  ", "  ");
-    std::string sources;
+    // Where the values come from: on one line when that fits, else one value a line.
+    std::vector<std::string> sources;
     for (const auto &v : d.values) {
         std::string s;
         if (!v.from.empty())
             s = v.name + " ← " + v.from;
         if (!v.source.empty())
             s += (s.empty() ? v.name + ": " : ", ") + v.source;
-        // An item breaks across lines only where it is longer than a line.
         if (!s.empty())
-            sources += (sources.empty() ? std::string() : std::string(";") + kGlue + " ") + (columns(s) < kColumns - 4 ? glued(s) : s);
+            sources.push_back(s);
     }
-    if (!sources.empty())
-        out += wrap(sources, "  ", "    ");
+    std::string joined;
+    for (const auto &s : sources)
+        joined += (joined.empty() ? "" : ";  ") + s;
+    if (!sources.empty() && columns("  " + joined) <= kColumns)
+        out += "  " + joined + "\n";
+    else
+        for (const auto &s : sources)
+            out += wrap(s, "  ", "      ");
     return out;
 }
 

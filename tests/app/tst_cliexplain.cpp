@@ -125,10 +125,19 @@ private slots:
                      != std::string::npos,
                  text.c_str());
         QVERIFY2(text.find("memory_per_chip.total = 17.7 GB") != std::string::npos, text.c_str());
-        QVERIFY2(text.find("  (params_bytes + kv) / chips - 1\n  = (140 GB + 2e+09) / 8 - 1\n") != std::string::npos,
+        // A factor is a plain number even when its name speaks of FLOPs or bytes; a time is a time
+        // even when its name speaks of bandwidth.
+        m::Derivations factors;
+        factors["terms.t_s"] = derivation("bandwidth_s * flops_fraction + hbm_bytes_efficiency",
+                                          {{"bandwidth_s", 2e-3, "", ""}, {"flops_fraction", 0.5, "", ""},
+                                           {"hbm_bytes_efficiency", 0.25, "", ""}},
+                                          0.251);
+        const std::string factorText = explained(factors);
+        QVERIFY2(factorText.find("  = 2.00 ms × 0.5 + 0.25\n") != std::string::npos, factorText.c_str());
+        QVERIFY2(text.find("  (params_bytes + kv) / chips − 1\n  = (140 GB + 2e+09) / 8 − 1\n") != std::string::npos,
                  text.c_str());
         // Python's reading: -(a**2) + (b - c) * (-d); a negative value is parenthesized.
-        QVERIFY2(text.find("  -a^2 + (b - c) × -d\n  = -3^2 + (5 - 2) × -(-2)\n") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("  −a^2 + (b − c) × −d\n  = −3^2 + (5 − 2) × −(−2)\n") != std::string::npos, text.c_str());
         QVERIFY2(text.find("!") == std::string::npos, text.c_str());
     }
 
