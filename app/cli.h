@@ -18,6 +18,9 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
 /// QApplication. Same exit codes and error style as runCli.
 int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
+/// Runs `report PLAN -o FILE.pdf|FILE.html [--dark]` (`args` from "report" on); needs a
+/// QApplication. Same exit codes and error style as runCli.
+int runReport(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 /// Runs `search PLAN [--objective ...] [--latency S] [--max-chips N] [--top K] [--save-best FILE]`
 /// with runCli's parsed options (`args` keyed as its option table); same exit codes and errors.
 int runSearch(const std::vector<std::string> &positional, const nlohmann::json &args, bool asJson, bool ideal,

@@ -1,5 +1,7 @@
 #include "cost/evaluation.h"
 
+#include "cost/derivationrecorder.h"
+
 #include "base/units.h"
 #include "cost/inferencecost.h"
 #include "cost/trainingcost.h"
@@ -86,9 +88,84 @@ std::optional<Error> checkNumbers(const Evaluation &e, bool training)
     return error;
 }
 
+/// The derivations of the result's model block (book ch. 4), checked against the counts they
+/// explain: a sum that does not reproduce its count is recorded as the count itself.
+void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kvType, Derivations &out)
+{
+    DerivationRecorder why(&out, e.terms);
+    const ModelSpec &m = plan.model;
+    const ParamCounts &c = e.params;
+    const double moeLayers = double(m.moeLayerCount());
+    const double experts = m.moe ? double(m.moe->experts) : 0.0;
+    const double k = m.moe ? double(m.moe->expertsPerToken) : 0.0;
+    const std::vector<DerivationValue> counts{
+        {"layers", double(m.layers), "", "model: layers"},
+        {"attention_per_layer", double(c.attentionPerLayer), "", "one layer's q, k, v and output projections and its norm (4·D·N·H for MHA)"},
+        {"dense_layers", double(m.layers) - moeLayers, "", "layers with a dense MLP"},
+        {"mlp_per_layer", double(c.denseMlpPerLayer), "", "a dense MLP and its norm (3·D·F gated, 2·D·F otherwise)"},
+        {"moe_layers", moeLayers, "", "layers with routed experts"},
+        {"shared_per_layer", double(c.moeSharedPerLayer), "", "an MoE layer's router, shared experts and norm"},
+        {"experts", experts, "", "model: routed experts per MoE layer"},
+        {"expert_params", double(c.expertParams), "", "one routed expert's weights"},
+        {"embedding", double(c.embedding), "", "the input embedding (D·V)"},
+        {"unembedding", double(c.unembedding), "", "the output layer (D·V; 0 when tied to the embedding)"},
+        {"final_norm", double(c.finalNorm), "", "the final norm"}};
+    const std::string perLayers =
+        "layers * attention_per_layer + dense_layers * mlp_per_layer + moe_layers * (shared_per_layer + %E * expert_params)";
+    const auto withExperts = [&](const std::string &n) {
+        std::string s = perLayers;
+        s.replace(s.find("%E"), 2, n);
+        return s + " + embedding + unembedding + final_norm";
+    };
+    std::vector<DerivationValue> totalValues = counts;
+    const std::string totalExpression = withExperts("experts");
+    const double total = double(m.layers) * double(c.attentionPerLayer) + (double(m.layers) - moeLayers) * double(c.denseMlpPerLayer)
+                         + moeLayers * (double(c.moeSharedPerLayer) + experts * double(c.expertParams)) + double(c.embedding)
+                         + double(c.unembedding) + double(c.finalNorm);
+    if (total == double(c.total))
+        why.record("model.params", double(c.total), totalExpression, totalValues,
+                   "Every weight of the model: per layer the attention projections and the MLP (or the router, shared and "
+                   "routed experts), plus the embeddings and the final norm.",
+                   "4", "Per-layer parameters and training FLOPs");
+    std::vector<DerivationValue> activeValues = counts;
+    activeValues[6] = {"experts_per_token", k, "", "model: routed experts each token visits (k)"};
+    const double active = double(m.layers) * double(c.attentionPerLayer) + (double(m.layers) - moeLayers) * double(c.denseMlpPerLayer)
+                          + moeLayers * (double(c.moeSharedPerLayer) + k * double(c.expertParams)) + double(c.embedding)
+                          + double(c.unembedding) + double(c.finalNorm);
+    if (active == double(c.active))
+        why.record("model.active_params", double(c.active), withExperts("experts_per_token"), activeValues,
+                   "The weights one token meets: a mixture of experts routes it through k of its E experts.", "4",
+                   "Mixture of Experts (MoE)");
+    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double matmulParams = double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel);
+    why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
+               "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
+               {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
+                {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
+                {"heads", double(m.heads), "", "model: query heads"},
+                {"d_qk", qk, "", "model: query/key head dimension"},
+                {"d_v", v, "", "model: value head dimension"},
+                {"layers", double(m.layers), "", "model: layers"}},
+               "A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
+               "weighted sum over the sequence.",
+               "4", "Counting FLOPs of contractions");
+    why.record("model.flops_per_token", e.flopsPerToken, "3 * forward_flops_per_token",
+               {{"forward_flops_per_token", e.forwardFlopsPerToken, "model.forward_flops_per_token", ""}},
+               "Training: the backward pass costs twice the forward (gradients of the inputs and of the weights), so "
+               "6·N per token in all.",
+               "4", "Forward vs backward FLOPs");
+    const double perLayer = m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim) : 2.0 * m.kvHeads * m.headDim;
+    why.record("model.kv_cache_bytes_per_token", e.kvCacheBytesPerToken, "per_layer * layers * kv_bytes",
+               {{"per_layer", perLayer, "", m.mla ? "MLA: the latent and the rope key" : "2 · KV heads · head dimension (a key and a value)"},
+                {"layers", double(m.layers), "", "model: layers"},
+                {"kv_bytes", bytesPerElement(kvType), "", "the KV cache's dtype"}},
+               "The KV cache of one token over every layer.", "7", "KV cache");
+}
+
 } // namespace
 
-Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations * /*derivations*/)
+Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *derivations)
 {
     if (auto error = checkModelSharding(plan))
         return *error;
@@ -103,8 +180,10 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations * /*d
         out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.training.seqLen);
         out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.training.seqLen);
         out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
-        if (auto error = evaluateTraining(plan, placement.value(), mode, out))
+        if (auto error = evaluateTraining(plan, placement.value(), mode, out, derivations))
             return *error;
+        if (derivations)
+            explainModel(plan, out, plan.training.seqLen, plan.training.computeDtype, *derivations);
         if (auto error = checkNumbers(out, true))
             return *error;
         out.costPerStep = double(out.chips) * out.step.time / 3600.0 * plan.pricePerChipHour;
@@ -122,8 +201,10 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations * /*d
     out.flopsPerToken = trainingFlopsPerToken(plan.model, plan.inference.promptLen);
     out.forwardFlopsPerToken = forwardFlopsPerToken(plan.model, plan.inference.promptLen);
     out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.inference.kvDtype);
-    if (auto error = evaluateInference(plan, placement.value(), mode, out))
+    if (auto error = evaluateInference(plan, placement.value(), mode, out, derivations))
         return *error;
+    if (derivations)
+        explainModel(plan, out, plan.inference.promptLen, plan.inference.kvDtype, *derivations);
     if (auto error = checkNumbers(out, false))
         return *error;
     return out;

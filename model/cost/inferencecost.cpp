@@ -1,6 +1,8 @@
 // Serving a plan: prefill, decode steps, KV cache, latency, throughput and cost (book ch. 7, 8, 12).
 #include "cost/inferencecost.h"
 
+#include "cost/derivationrecorder.h"
+
 #include "base/units.h"
 #include "plan/plan.h"
 
@@ -49,7 +51,7 @@ constexpr double kEpPrefillMicroBatches = 2.0;
 class InferenceCost
 {
 public:
-    InferenceCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+    InferenceCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out, Derivations *derivations)
         : m_plan(plan)
         , m_model(plan.model)
         , m_t(plan.topology)
@@ -59,6 +61,7 @@ public:
         , m_mode(mode)
         , m_out(out)
         , m_params(countParams(plan.model))
+        , m_why(derivations, out.terms)
     {
         m_options.mode = mode;
     }
@@ -96,6 +99,17 @@ private:
     void addOperation(const std::string &op, const char *kind, double flops, double bytes, double count);
     double collectiveTime(CollectiveOp op, Role role, double bytes) const;
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
+    // Derivations (only when asked for: see DerivationRecorder).
+    void explainMemory(const MemoryBreakdown &mem, double batch, double maxContext);
+    void explainDecode(const Phase &ph, double batch, double context, double expertFraction, double kvRead,
+                       double attnFlops, std::size_t firstCollective);
+    void explainPrefill(const Phase &ph, double sequences, double attention, double pipelineFactor,
+                        std::size_t firstCollective);
+    DerivationValue peakValue() const;
+    DerivationValue flopsFractionValue() const;
+    DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
+    DerivationValue hbmEfficiencyValue() const;
+    DerivationValue lanesValue() const;
 
     const Plan &m_plan;
     const ModelSpec &m_model;
@@ -117,6 +131,7 @@ private:
     double m_kvBytes = 2;
     double m_actBytes = 2;
     double m_kvPerToken = 0; ///< bytes, whole model
+    DerivationRecorder m_why;
 };
 
 std::optional<Error> InferenceCost::validate()
@@ -190,6 +205,12 @@ void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, R
         collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count * exposedShare, m_options));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
+    if (m_why.on())
+        explainCollective(m_why, m_t, m_out.collectives.size() - 1, m_out.collectives.back(), spans, count, each,
+                          each * count * exposedShare, m_options,
+                          exposedShare < 1.0 ? "prefill splits the batch into micro-batches and runs one's all-to-alls "
+                                               "beside the other's layer compute; only what outlasts it shows"
+                                             : "serving is latency-bound: nothing hides a decode or prefill collective");
 }
 
 void InferenceCost::addOperation(const std::string &op, const char *kind, double flops, double bytes, double count)
@@ -303,6 +324,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
 
     if (record)
         recordOperations("decode: ", batch, context, kvRead * m_hbm / m.layers, expertFraction);
+    const std::size_t firstDecodeCollective = m_out.collectives.size();
 
     // Collectives of one step, all on the latency-critical path. What lies between two of them
     // (per chip): a layer's matmuls, its attention, a MoE layer's experts, a stage.
@@ -377,6 +399,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
                           (ph.flops + attnFlops) * m_peak / m_pp, (ph.compute + ph.kv) / m_pp);
     }
     ph.comms = comms;
+    if (record && m_why.on())
+        explainDecode(ph, batch, context, expertFraction, kvRead, attnFlops, firstDecodeCollective);
     return ph;
 }
 
@@ -406,6 +430,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     if (record) // the attention kernel reads the prompt's keys and values as the cache stores them
         recordOperations("prefill: ", tokens, 0.5 * prompt, tokens * m_kvPerToken / m.layers * m_pp / kvShards(sequences),
                          1.0);
+    const std::size_t firstPrefillCollective = m_out.collectives.size();
 
     // What lies between two collectives (per chip): one sequence's layer, attention, experts or stage.
     const double seqLayerFlops = (2.0 * matmulParams + attention) * prompt / (lanes * m.layers);
@@ -448,7 +473,8 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
         if (record)
             addCollective(CollectiveOp::AllGather, "prefill: ring attention keys and values", Role::Context, kv,
-                          sequences * m.layers, attention / m.layers * prompt / lanes, attnPerLayer);
+                          sequences * m.layers, attention / m.layers * prompt / lanes, attnPerLayer,
+                          ring > 0 ? std::max(0.0, ring - attnPerLayer) / ring : 1.0);
     }
     if (m_pp > 1) {
         comms += (m_pp - 1) * collectiveTime(CollectiveOp::SendRecv, Role::Pipeline, act);
@@ -457,7 +483,261 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
                           sequences * (m_pp - 1), seqLayerFlops * m.layers / m_pp, seqLayerTime * m.layers / m_pp);
     }
     ph.comms = comms;
+    if (record && m_why.on())
+        explainPrefill(ph, sequences, attention, pipelineFactor, firstPrefillCollective);
     return ph;
+}
+
+DerivationValue InferenceCost::peakValue() const
+{
+    return {"peak_flops", m_chip.peakFlops(m_spec.computeDtype), "",
+            "catalog: " + m_chip.id + " peak " + std::string(dtypeName(m_spec.computeDtype)) + " FLOPs/s"};
+}
+
+DerivationValue InferenceCost::flopsFractionValue() const
+{
+    if (m_mode == CostMode::Ideal)
+        return {"flops_fraction", 1.0, "", "the book's ideal model: matmuls at the advertised peak"};
+    return {"flops_fraction", m_chip.achievableFlopsFraction(m_spec.computeDtype), "",
+            "catalog: " + m_chip.id + " achievable.flops_fraction, the share of peak measured in large matmuls"};
+}
+
+DerivationValue InferenceCost::hbmValue(const char *name) const
+{
+    return {name, m_chip.hbmBandwidth, "", "catalog: " + m_chip.id + " HBM bytes/s"};
+}
+
+DerivationValue InferenceCost::hbmEfficiencyValue() const
+{
+    if (m_mode == CostMode::Ideal)
+        return {"hbm_efficiency", 1.0, "", "the book's ideal model: the advertised bandwidth"};
+    return {"hbm_efficiency", m_chip.achievable.hbmEfficiency, "",
+            "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+}
+
+DerivationValue InferenceCost::lanesValue() const
+{
+    return {"lanes", double(m_tp) * m_ep * m_fs * m_cp, "",
+            "chips working on one pipeline stage at once: tensor × expert × fsdp × context"};
+}
+
+void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, double maxContext)
+{
+    const ModelSpec &m = m_model;
+    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
+                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
+                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
+    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const double vocab = double(m_params.embedding + m_params.unembedding);
+    m_why.record("memory_per_chip.params", mem.params,
+                 "(dense_weights / (tensor * pipeline * fsdp) + expert_weights / (tensor * pipeline * fsdp * expert) + "
+                 "vocab_weights / (tensor * fsdp) / vocab_split) * weight_bytes",
+                 {{"dense_weights", dense, "", "model: every weight outside the routed experts and the embeddings"},
+                  {"tensor", double(m_tp), "", "plan: tensor-parallel degree"},
+                  {"pipeline", double(m_pp), "", "plan: pipeline-parallel degree"},
+                  {"fsdp", double(m_fs), "", "plan: FSDP degree"},
+                  {"expert_weights", experts, "", "model: the routed experts' weights"},
+                  {"expert", double(m_ep), "", "plan: expert-parallel degree"},
+                  {"vocab_weights", vocab, "", "model: the embedding and output layer"},
+                  {"vocab_split", m_pp > 1 ? 2.0 : 1.0, "", "with a pipeline, the embedding sits on the first stage and the output layer on the last"},
+                  {"weight_bytes", m_weightBytes, "",
+                   "plan: inference.weight_dtype" + std::string(m_mode == CostMode::Achievable && m_spec.weightDtype == DType::Int4
+                                                                    ? ", plus a 16-bit scale per group of 128 weights" : "")}},
+                 "Serving holds only the weights: sharded over tensor, pipeline and FSDP, the experts over the expert "
+                 "axis too.",
+                 "7", "Memory at inference");
+    m_why.record("memory_per_chip.grads", mem.grads, "0", {}, "Serving keeps no gradients.", "7", "Memory at inference");
+    m_why.record("memory_per_chip.optimizer", mem.optimizer, "0", {}, "Serving keeps no optimizer states.", "7",
+                 "Memory at inference");
+    m_why.record("memory_per_chip.kv_cache", mem.kvCache, "batch * (max_context * kv_bytes_per_token) / kv_shards",
+                 {{"batch", batch, "", "sequences per decoding replica: ceil(inference.batch / replicas)"},
+                  {"max_context", maxContext, "", "plan: prompt_len + generate_len, the longest context"},
+                  {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
+                  {"kv_shards", kvShards(batch), "",
+                   "chips the cache is split over: pipeline × context × min(tensor × expert, KV heads × batch) (book: "
+                   "KV heads first, then the batch)"}},
+                 "The KV cache holds every layer's keys and values for every token of every sequence at the longest "
+                 "context; it is split over KV heads, then over the batch.",
+                 "7", "KV cache sharding");
+    m_why.record("memory_per_chip.activations", mem.activations, "prompt / context * (4 * d_model + 3 * d_ff / tensor) * act_bytes",
+                 {{"prompt", double(m_spec.promptLen), "", "plan: inference.prompt_len"},
+                  {"context", double(m_cp), "", "plan: context-parallel degree"},
+                  {"d_model", double(m.dModel), "", "model: d_model"},
+                  {"d_ff", double(std::max(m.dFf, m.moe ? m.moe->dFfExpert : 0)), "", "model: the widest MLP"},
+                  {"tensor", double(m_tp), "", "plan: tensor-parallel degree"},
+                  {"act_bytes", m_actBytes, "", "plan: inference.compute_dtype, at most 16 bits"}},
+                 "A prefill's working set: one sequence's layer activations at a time.", "7", "Memory at inference");
+    m_why.record("memory_per_chip.total", mem.total, "params + kv_cache + activations",
+                 {{"params", mem.params, "memory_per_chip.params", ""},
+                  {"kv_cache", mem.kvCache, "memory_per_chip.kv_cache", ""},
+                  {"activations", mem.activations, "memory_per_chip.activations", ""}},
+                 "A serving chip holds its weights, its share of the KV cache and a prefill's working set.", "7",
+                 "Memory at inference");
+    m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
+                 {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
+                 "The chip's HBM.", "2", "TPU memory");
+}
+
+void InferenceCost::explainDecode(const Phase &ph, double batch, double context, double expertFraction, double kvRead,
+                                  double attnFlops, std::size_t firstCollective)
+{
+    const ModelSpec &m = m_model;
+    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
+                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
+                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
+    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const bool ideal = m_mode == CostMode::Ideal;
+    const DerivationValue batchValue{"batch", batch, "", "sequences per decoding replica"};
+    std::string weightsSource = "the HBM rate weights stream at";
+    if (ideal)
+        weightsSource = "the book's ideal model: the advertised HBM bandwidth";
+    else if (!m_chip.isTpu())
+        weightsSource = "GPU decode reads weights in many small matrix-vector kernels: catalog achievable.decode_hbm_efficiency"
+                        " (× a low-precision kernel's efficiency for 8- or 4-bit weights)";
+    else
+        weightsSource = "HBM bandwidth × achievable.hbm_efficiency";
+    const std::string weights = m_why.term(
+        "decode_weights_s", ph.weights,
+        "(dense_weights + expert_weights * expert_fraction) * weight_bytes / (lanes * decode_hbm)",
+        {{"dense_weights", dense, "", "model: every weight a token meets outside the routed experts, the output layer included"},
+         {"expert_weights", experts, "", "model: the routed experts' weights"},
+         {"expert_fraction", expertFraction, "", "the share of experts some token of the batch picks: 1 − (1 − k/E)^batch"},
+         {"weight_bytes", m_weightBytes, "", "plan: inference.weight_dtype"},
+         lanesValue(),
+         {"decode_hbm", m_decodeWeightHbm, "", weightsSource}},
+        "Each decode step reads every weight it uses once from HBM, whatever the batch.", "7",
+        "Latency and throughput bounds");
+    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding) + double(m.vocab * m.dModel);
+    const std::string flops = m_why.term(
+        "decode_flops_s", ph.flops, "2 * matmul_params * batch / (lanes * (peak_flops * flops_fraction))",
+        {{"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
+         batchValue, lanesValue(), peakValue(), flopsFractionValue()},
+        "A decode step does 2 FLOPs per active weight per sequence of the batch.", "7", "Linear operations: the critical batch size");
+    const std::string compute = m_why.term(
+        "decode_compute_s", ph.compute, "max(flops_s, weights_s)",
+        {{"flops_s", ph.flops, flops, ""}, {"weights_s", ph.weights, weights, ""}},
+        "The weight matmuls take the longer of their FLOPs and reading the weights: below the critical batch "
+        "(B < C / W_hbm), decode is bound by memory bandwidth.",
+        "7", "Linear operations: the critical batch size");
+    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const std::string kvReadPath = m_why.term(
+        "decode_kv_read_s", kvRead,
+        "batch * context * kv_bytes_per_token / (kv_shards / pipeline) / (hbm_bandwidth * hbm_efficiency)",
+        {batchValue,
+         {"context", context, "", "the mean context over the generation: prompt_len + generate_len / 2"},
+         {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
+         {"kv_shards", kvShards(batch), "", "chips the cache is split over"},
+         {"pipeline", double(m_pp), "", "plan: pipeline-parallel degree (stages read their share one after another)"},
+         hbmValue(), hbmEfficiencyValue()},
+        "Attention reads every cached key and value of every sequence once per step.", "7", "Attention during prefill and generation");
+    const std::string attention = m_why.term(
+        "decode_attention_flops_s", attnFlops,
+        "2 * batch * context * heads * (d_qk + d_v) * layers / (lanes * (peak_flops * flops_fraction))",
+        {batchValue,
+         {"context", context, "", "the mean context over the generation"},
+         {"heads", double(m.heads), "", "model: query heads"},
+         {"d_qk", qk, "", "model: query/key head dimension"},
+         {"d_v", v, "", "model: value head dimension"},
+         {"layers", double(m.layers), "", "model: layers"},
+         lanesValue(), peakValue(), flopsFractionValue()},
+        "Attention's FLOPs per step: each new token's queries against the whole context.", "7",
+        "Attention during prefill and generation");
+    const std::string kv = m_why.term("decode_kv_s", ph.kv, "max(kv_read_s, attention_s)",
+                                      {{"kv_read_s", kvRead, kvReadPath, ""}, {"attention_s", attnFlops, attention, ""}},
+                                      "Attention during decode is bound by reading the KV cache at any batch: its "
+                                      "arithmetic intensity is about 1.",
+                                      "7", "Attention during prefill and generation");
+    const std::string elementwise = m_why.term(
+        "decode_elementwise_s", ph.elementwise,
+        ideal ? "0" : "tensors * batch * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
+        ideal ? std::vector<DerivationValue>{}
+              : std::vector<DerivationValue>{{"tensors", kDecodeElementwiseTensors, "",
+                                              "[batch, d_model] tensors each layer's norms, residuals and activations move"},
+                                             batchValue,
+                                             {"d_model", double(m.dModel), "", "model: d_model"},
+                                             {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
+                                             {"layers", double(m.layers), "", "model: layers"},
+                                             lanesValue(), hbmValue(), hbmEfficiencyValue()},
+        "Work beside the matmuls: norms, residuals and activations through HBM. The book's ideal model leaves it out.",
+        "1", "Where does the time go?");
+    std::vector<DerivationValue> parts;
+    for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
+        parts.push_back({"c" + std::to_string(i), m_out.collectives[i].timeS, "collectives[" + std::to_string(i) + "].time_s", ""});
+    const std::string comms = m_why.term("decode_communication_s", ph.comms, DerivationRecorder::sum(parts), parts,
+                                         "The decode step's collectives: on the latency-critical path, nothing hides them.",
+                                         "7", "Sharding generation");
+    const std::string latency = m_why.term(
+        "decode_latency_s", ph.latency, "layer_latency * layers",
+        {{"layer_latency", m_layerLatency, "", ideal || m_chip.isTpu() ? "none: one compiled program (or the ideal model)"
+                                                                       : "GPU kernel launches of a decode layer (about 10 kernels × 2 µs)"},
+         {"layers", double(m.layers), "", "model: layers"}},
+        "Kernel latency a small decode step cannot hide.", "7", "Designing an effective inference engine");
+    m_why.record("inference.decode_step_s", ph.total(), "compute_s + kv_s + elementwise_s + communication_s + latency_s",
+                 {{"compute_s", ph.compute, compute, ""},
+                  {"kv_s", ph.kv, kv, ""},
+                  {"elementwise_s", ph.elementwise, elementwise, ""},
+                  {"communication_s", ph.comms, comms, ""},
+                  {"latency_s", ph.latency, latency, ""}},
+                 "The mean decode step over the generation: the weight matmuls, attention over the KV cache, the work "
+                 "beside them and the collectives, one after another.",
+                 "7", "Latency and throughput bounds");
+}
+
+void InferenceCost::explainPrefill(const Phase &ph, double sequences, double attention, double pipelineFactor,
+                                   std::size_t firstCollective)
+{
+    const ModelSpec &m = m_model;
+    const double prompt = double(m_spec.promptLen);
+    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding) + double(m.vocab * m.dModel);
+    const DerivationValue tokens{"tokens", sequences * prompt, "", "prompt tokens of the sequences prefilled together"};
+    const std::string flops = m_why.term(
+        "prefill_flops_s", ph.flops,
+        "(2 * matmul_params * shape + attention_flops) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
+        {{"matmul_params", matmulParams, "", "model: active weights in matmuls"},
+         {"shape", prefillMatmulShape(), "",
+          m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
+                                    : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"},
+         {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
+         tokens, lanesValue(), peakValue(), flopsFractionValue(),
+         {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}},
+        "Prefill runs the prompt's forward pass: 2 FLOPs per weight per token plus attention, compute-bound at "
+        "any real prompt length.",
+        "7", "Sampling, prefill and generation");
+    const std::string weights = m_why.term(
+        "prefill_weights_s", ph.weights, "weight_bytes_per_chip * pipeline / (hbm_bandwidth * hbm_efficiency)",
+        {{"weight_bytes_per_chip", weightBytesPerChip(), "memory_per_chip.params", ""},
+         {"pipeline", double(m_pp), "", "stages read their weights one after another"},
+         hbmValue(), hbmEfficiencyValue()},
+        "Reading every stage's weights once.", "7", "Sampling, prefill and generation");
+    const std::string compute = m_why.term("prefill_compute_s", ph.compute, "max(flops_s, weights_s)",
+                                           {{"flops_s", ph.flops, flops, ""}, {"weights_s", ph.weights, weights, ""}},
+                                           "The longer of the FLOPs and the weight reads.", "1", "Where does the time go?");
+    const bool ideal = m_mode == CostMode::Ideal;
+    const std::string elementwise = m_why.term(
+        "prefill_elementwise_s", ph.elementwise,
+        ideal ? "0" : "tensors * tokens * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
+        ideal ? std::vector<DerivationValue>{}
+              : std::vector<DerivationValue>{{"tensors", kDecodeElementwiseTensors, "",
+                                              "[tokens, d_model] tensors each layer's norms, residuals and activations move"},
+                                             tokens,
+                                             {"d_model", double(m.dModel), "", "model: d_model"},
+                                             {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
+                                             {"layers", double(m.layers), "", "model: layers"},
+                                             lanesValue(), hbmValue(), hbmEfficiencyValue()},
+        "Work beside the matmuls through HBM. The book's ideal model leaves it out.", "1", "Where does the time go?");
+    std::vector<DerivationValue> parts;
+    for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
+        parts.push_back({"c" + std::to_string(i), m_out.collectives[i].exposedS, "collectives[" + std::to_string(i) + "].exposed_s", ""});
+    const std::string comms = m_why.term("prefill_communication_s", ph.comms, DerivationRecorder::sum(parts), parts,
+                                         "The prefill's collectives not hidden behind its compute.", "7", "Sharding prefill");
+    m_why.term("prefill_phase_s", ph.total(), "compute_s + elementwise_s + communication_s",
+               {{"compute_s", ph.compute, compute, ""},
+                {"elementwise_s", ph.elementwise, elementwise, ""},
+                {"communication_s", ph.comms, comms, ""}},
+               "The prefill of these sequences: its matmuls and attention, the work beside them and its exposed "
+               "collectives.",
+               "7", "Sampling, prefill and generation");
 }
 
 double InferenceCost::prefillMatmulShape() const
@@ -533,6 +813,8 @@ std::optional<Error> InferenceCost::run()
     mem.capacity = double(m_chip.hbmBytes);
     mem.fits = mem.total <= mem.capacity;
     m_out.memory = mem;
+    if (m_why.on())
+        explainMemory(mem, batch, maxContext);
     m_out.perChip.push_back({disaggregated ? "decode chips" : "every chip", std::int64_t(decodeReplicas) * perReplica, mem});
     if (disaggregated) {
         MemoryBreakdown pre = mem;
@@ -584,6 +866,63 @@ std::optional<Error> InferenceCost::run()
     r.tokensPerS = totalBatch * generate / (ttft + (generate - 1.0) * r.decodeStepS);
     r.tokensPerSPerChip = r.tokensPerS / double(chips);
     m_out.inference = r;
+    if (m_why.on()) {
+        const std::string firstStep = m_why.term(
+            "first_decode_step_s", first.total(), "step_s",
+            {{"step_s", first.total(), "", "a decode step as inference.decode_step_s, at the prompt's length instead of the mean context"}},
+            "The step that produces the first token reads the cache at the prompt's length.", "7",
+            "Latency and throughput bounds");
+        if (m.mla)
+            m_why.record("inference.kv_cache_bytes_per_token", m_kvPerToken, "(kv_lora_rank + rope_dim) * layers * kv_bytes",
+                         {{"kv_lora_rank", double(m.mla->kvLoraRank), "", "model: MLA's latent width"},
+                          {"rope_dim", double(m.mla->qkRopeHeadDim), "", "model: the decoupled rope key's width"},
+                          {"layers", double(m.layers), "", "model: layers"},
+                          {"kv_bytes", m_kvBytes, "", "plan: inference.kv_dtype"}},
+                         "Multi-head latent attention caches one compressed latent and a rope key per token and layer.",
+                         "7", "Tricks that shrink the KV cache");
+        else
+            m_why.record("inference.kv_cache_bytes_per_token", m_kvPerToken, "2 * kv_heads * head_dim * layers * kv_bytes",
+                         {{"kv_heads", double(m.kvHeads), "", "model: key/value heads (GQA shares them between query heads)"},
+                          {"head_dim", double(m.headDim), "", "model: head dimension"},
+                          {"layers", double(m.layers), "", "model: layers"},
+                          {"kv_bytes", m_kvBytes, "", "plan: inference.kv_dtype"}},
+                         "Each token keeps a key and a value per KV head and layer: 2·L·K·H bytes per element.", "7",
+                         "KV cache");
+        if (disaggregated) {
+            m_why.record("inference.prefill_s", prefillAll, "ceil(batch / prefill_replicas) * one_prefill_s",
+                         {{"batch", double(m_spec.batch), "", "plan: inference.batch"},
+                          {"prefill_replicas", prefillReplicas, "", "plan: prefill_chips / chips per replica"},
+                          {"one_prefill_s", onePrefill.total(), "", "one prompt's prefill on a prefill replica"}},
+                         "Disaggregated serving prefills prompts on their own replicas, one after another on each.", "7",
+                         "Designing an effective inference engine");
+            m_why.record("inference.time_to_first_token_s", ttft, "one_prefill_s + kv_transfer_s + first_step_s",
+                         {{"one_prefill_s", onePrefill.total(), "", "one prompt's prefill on a prefill replica"},
+                          {"kv_transfer_s", kvTransfer, "", "the prompt's KV cache from the prefill to the decode replica"},
+                          {"first_step_s", first.total(), firstStep, ""}},
+                         "A request waits for its prefill, the transfer of its KV cache, and the first decode step.", "7",
+                         "Designing an effective inference engine");
+        } else {
+            m_why.record("inference.prefill_s", prefillAll, "prefill_s",
+                         {{"prefill_s", prefillAll, "terms.prefill_phase_s", ""}},
+                         "The prompt's forward pass for the whole batch of a replica.", "7", "Sampling, prefill and generation");
+            m_why.record("inference.time_to_first_token_s", ttft, "prefill_s + first_step_s",
+                         {{"prefill_s", prefillAll, "inference.prefill_s", ""}, {"first_step_s", first.total(), firstStep, ""}},
+                         "The first token comes after the batch's prefill and one decode step.", "7",
+                         "Latency and throughput bounds");
+        }
+        m_why.record("inference.tokens_per_s", r.tokensPerS, "batch * generate / (ttft_s + (generate - 1) * decode_step_s)",
+                     {{"batch", totalBatch, "", "plan: inference.batch (the whole deployment)"},
+                      {"generate", generate, "", "plan: inference.generate_len"},
+                      {"ttft_s", ttft, "inference.time_to_first_token_s", ""},
+                      {"decode_step_s", r.decodeStepS, "inference.decode_step_s", ""}},
+                     "Generated tokens per second of a static batch: every sequence's tokens over the time to the first "
+                     "token and the remaining decode steps.",
+                     "7", "Latency and throughput bounds");
+        m_why.record("inference.tokens_per_s_per_chip", r.tokensPerSPerChip, "tokens_per_s / chips",
+                     {{"tokens_per_s", r.tokensPerS, "inference.tokens_per_s", ""},
+                      {"chips", double(chips), "", "the plan's mesh"}},
+                     "Throughput per chip, for comparing deployments of different sizes.", "8", "Serving LLaMA 3-70B on TPUs");
+    }
 
     // Steady state with continuous batching: finished sequences are replaced by new prompts.
     double steady = 0;
@@ -650,9 +989,10 @@ std::optional<Error> InferenceCost::run()
 
 } // namespace
 
-std::optional<Error> evaluateInference(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+std::optional<Error> evaluateInference(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out,
+                                       Derivations *derivations)
 {
-    InferenceCost cost(plan, placement, mode, out);
+    InferenceCost cost(plan, placement, mode, out, derivations);
     return cost.run();
 }
 

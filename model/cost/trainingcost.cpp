@@ -1,6 +1,8 @@
 // One training step of a plan: per-chip memory, compute, every collective and how much of it
 // hides behind compute (book ch. 4-6 and 12, with the achievable efficiencies of the chip).
 #include "cost/trainingcost.h"
+
+#include "cost/derivationrecorder.h"
 #include "base/units.h"
 #include "cost/evaluation.h"
 #include "cost/softwarestack.h"
@@ -40,6 +42,28 @@ constexpr double kFp8CastBytes = 8.0;
 // table gives 6 us, its timing harness included); it shows only where a chip's microbatch is
 // small. GPUs only: a TPU step is one compiled program.
 constexpr double kMatmulLaunchS = 2.0e-6;
+
+/// Why a training collective's time is or is not hidden, by its purpose (for its derivation).
+std::string overlapRule(const std::string &purpose)
+{
+    if (purpose.rfind("tensor", 0) == 0)
+        return "Megatron's activation collectives sit between the matmuls that need them: exposed unless the stack "
+               "overlaps them with the matmuls (sequence parallelism on a stack that does, or tensor_overlap)";
+    if (purpose.rfind("expert", 0) == 0 && purpose.find("gradients") == std::string::npos)
+        return "every all-to-all waits for its tokens, unless DualPipe or expert_overlap runs another microbatch's "
+               "compute beside it; then only what outlasts the MoE layer's forward, backward and recompute shows";
+    if (purpose.rfind("context", 0) == 0)
+        return "the ring passes keys and values while the attention core computes: only what outlasts it shows";
+    if (purpose.rfind("fsdp", 0) == 0)
+        return "a layer's weight gather prefetches behind the previous layer's forward, its gradients' reduce-scatter "
+               "behind the backward: only what outlasts them shows (the book: B/X > C/W hides it)";
+    if (purpose.find("gradients") != std::string::npos)
+        return "the gradient all-reduce overlaps the last microbatch's backward and the bubble; a reduction bound by "
+               "DCN starts after the backward in the achievable model (measured multi-slice runs)";
+    if (purpose.rfind("pipeline", 0) == 0)
+        return "steady-state transfers overlap compute; the 2·(stages − 1) while the pipe fills and drains do not";
+    return "the part not hidden behind compute";
+}
 
 double ceilDiv(double a, double b)
 {
@@ -119,7 +143,7 @@ bool rebuilt(const RematPolicy &policy, RematTensor t)
 class TrainingCost
 {
 public:
-    TrainingCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+    TrainingCost(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out, Derivations *derivations)
         : m_model(plan.model)
         , m_t(plan.topology)
         , m_chip(plan.topology.chip())
@@ -128,6 +152,7 @@ public:
         , m_placement(placement)
         , m_out(out)
         , m_params(countParams(plan.model))
+        , m_why(derivations, out.terms)
     {
         const auto &p = plan.parallelism;
         m_d = {p.degree(Role::Data), p.degree(Role::Fsdp), p.degree(Role::Tensor), p.degree(Role::Pipeline),
@@ -194,6 +219,19 @@ private:
         return collectiveCost(m_t, op, spans, bytes, m_options);
     }
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
+    /// Adds `seconds` of communication the step waits for; `name` and `from` say what it is in
+    /// the derivation of step.exposed_communication_s.
+    void expose(double &exposed, double seconds, const char *name, long collective, const char *source);
+    // Derivations (only when asked for: see DerivationRecorder).
+    /// One layer's forward, backward and recompute as terms "<prefix>_layer_forward_s", ...
+    void explainLayer(const std::string &prefix, const LayerCost &c, double forward, double backward,
+                      double recompute);
+    void explainMemory(int stage, const MemoryBreakdown &mem);
+    DerivationValue peakValue() const;
+    DerivationValue flopsFractionValue() const;
+    DerivationValue hbmValue() const;
+    DerivationValue hbmEfficiencyValue() const;
+    std::string hbmRate() const { return "(hbm_bandwidth * hbm_efficiency)"; }
 
     const ModelSpec &m_model;
     const Topology &m_t;
@@ -227,6 +265,8 @@ private:
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
     /// Tensor-parallel collectives beside the matmuls: asked for by the plan, or done by the stack.
     bool m_tensorOverlap = false;
+    DerivationRecorder m_why;
+    std::vector<DerivationValue> m_exposedParts; ///< what step.exposed_communication_s adds up
 };
 
 std::optional<Error> TrainingCost::validate()
@@ -589,6 +629,9 @@ void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Ro
         collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, m_options));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
+    if (m_why.on())
+        explainCollective(m_why, m_t, m_out.collectives.size() - 1, m_out.collectives.back(), spans, count, timeEach,
+                          exposed, m_options, overlapRule(purpose));
 }
 
 void TrainingCost::addOperation(const std::string &op, const char *kind, double flops, double bytes,
@@ -605,6 +648,275 @@ void TrainingCost::addOperation(const std::string &op, const char *kind, double 
     c.memoryS = bytes / m_hbm;
     c.countPerStep = static_cast<std::int64_t>(std::llround(count));
     m_out.operations.push_back(std::move(c));
+}
+
+DerivationValue TrainingCost::peakValue() const
+{
+    return {"peak_flops", m_chip.peakFlops(m_train.computeDtype), "",
+            "catalog: " + m_chip.id + " peak " + std::string(dtypeName(m_train.computeDtype)) + " FLOPs/s"};
+}
+
+DerivationValue TrainingCost::flopsFractionValue() const
+{
+    if (m_options.mode == CostMode::Ideal)
+        return {"flops_fraction", 1.0, "", "the book's ideal model: matmuls at the advertised peak"};
+    return {"flops_fraction", m_chip.achievableFlopsFraction(m_train.computeDtype), "",
+            "catalog: " + m_chip.id + " achievable.flops_fraction, the share of peak measured in whole training steps"};
+}
+
+DerivationValue TrainingCost::hbmValue() const
+{
+    return {"hbm_bandwidth", m_chip.hbmBandwidth, "", "catalog: " + m_chip.id + " HBM bytes/s"};
+}
+
+DerivationValue TrainingCost::hbmEfficiencyValue() const
+{
+    if (m_options.mode == CostMode::Ideal)
+        return {"hbm_efficiency", 1.0, "", "the book's ideal model: the advertised bandwidth"};
+    return {"hbm_efficiency", m_chip.achievable.hbmEfficiency, "",
+            "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+}
+
+void TrainingCost::expose(double &exposed, double seconds, const char *name, long collective, const char *source)
+{
+    exposed += seconds;
+    if (m_why.on())
+        m_exposedParts.push_back(
+            {name, seconds, collective >= 0 ? "collectives[" + std::to_string(collective) + "].exposed_s" : "", source});
+}
+
+void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, double forward, double backward,
+                                double recompute)
+{
+    if (!m_why.on())
+        return;
+    const double tokens = m_tokensMb;
+    const DerivationValue tokensValue{"tokens", tokens, "terms.tokens_per_microbatch", ""};
+    const std::string kernel = m_train.flashAttention ? "the flash attention kernel's" : "naive attention's";
+    const std::string attention = m_why.term(
+        prefix + "_attention_forward_s", attnCoreTime(c), "attention_flops * tokens / attention_rate",
+        {{"attention_flops", c.attnCoreFlops, "",
+          "per token on this chip: 2·T·(heads / TP)·(d_qk + d_v), halved for a causal flash kernel"},
+         tokensValue,
+         {"attention_rate", m_attnFwdRate, "",
+          m_options.mode == CostMode::Ideal ? "the book's ideal model: the matmul peak"
+                                            : kernel + " forward FLOPs/s at this sequence length (benchmark curve, derated like the matmuls)"}},
+        "The attention core (Q·Kᵀ and the weighted sum of V) costs FLOPs per token that grow with the sequence "
+        "length; it runs at its kernel's own rate, not the weight matmuls'.",
+        "4", "Dot-product attention");
+    const std::string attentionBackward = m_why.term(
+        prefix + "_attention_backward_s", attnBackwardTime(c), "attention_flops * tokens * backward_factor / attention_backward_rate",
+        {{"attention_flops", c.attnCoreFlops, "", "per token on this chip, as in the forward"},
+         tokensValue,
+         {"backward_factor", m_attnBackwardFactor, "",
+          m_attnBackwardFactor == kBackwardFactor ? "the book: a backward pass is twice the forward"
+                                                  : "a flash kernel's backward recomputes the scores: 2.5x the forward (FlashAttention-2)"},
+         {"attention_backward_rate", m_attnBwdRate, "", kernel + " backward FLOPs/s"}},
+        "The attention core's backward pass, at its kernel's backward rate.", "4", "Forward vs backward FLOPs");
+    const std::string overhead = m_why.term(
+        prefix + "_layer_overhead_s", layerOverheadTime(c),
+        "2 * elementwise_traffic * elementwise_elements * tokens * flow_bytes / " + hbmRate()
+            + " + naive_passes * score_elements * tokens * flow_bytes / " + hbmRate() + " + cast_bytes / 3 * linear_inputs * tokens / "
+            + hbmRate() + " + launch_s * kernels",
+        {{"elementwise_traffic", m_elementwiseTraffic, "",
+          "share of the layer's intermediates that make an HBM round trip under this software stack (0 in the ideal model)"},
+         {"elementwise_elements", c.elementwise, "", "intermediate elements per token: norms, q/k/v, attention output, MLP activations"},
+         tokensValue,
+         {"flow_bytes", m_flowBytes, "", "bytes per activation element between kernels"},
+         hbmValue(), hbmEfficiencyValue(),
+         {"naive_passes", m_naivePasses, "", "HBM passes over the attention scores of a naive (non-flash) kernel"},
+         {"score_elements", c.scoreElements, "", "attention score elements per token (0 with a flash kernel)"},
+         {"cast_bytes", m_castBytes, "", "fp8 recipes on GPUs: bytes per matmul-input element for casts and transposes"},
+         {"linear_inputs", c.linearInputs, "", "elements per token entering the weight matmuls"},
+         {"launch_s", m_options.mode == CostMode::Achievable && !m_chip.isTpu() ? kMatmulLaunchS : 0.0, "",
+          "per weight-matmul kernel launch on a GPU (0 on TPUs, which run one compiled program)"},
+         {"kernels", c.matmulKernels, "", "weight-matmul kernels per layer forward"}},
+        "Work beside the matmuls: elementwise operations reading and writing HBM, naive attention's scores, fp8 "
+        "casts and kernel launches. The book's ideal model leaves it out.",
+        "1", "Where does the time go?");
+    std::string flopsPart = "matmul_flops * shape";
+    std::vector<DerivationValue> values{
+        {"matmul_flops", c.matmulFlops, "", "weight-matmul FLOPs per token on this chip: 2 × its weights (book: 2·B·D·F per matmul)"},
+        {"shape", c.matmulShape, "",
+         m_options.mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
+                                           : "1 / the share of peak a matmul of its reduction depth reaches (GEMM benchmarks by shape), FLOP-weighted"}};
+    if (c.expertFlops > 0) {
+        flopsPart += " + expert_flops * expert_shape / dispatch_efficiency";
+        values.push_back({"expert_flops", c.expertFlops, "", "routed experts' FLOPs per token on this chip"});
+        values.push_back({"expert_shape", c.expertShape, "", "the grouped expert matmuls' shape factor"});
+        values.push_back({"dispatch_efficiency", m_expertEfficiency, "",
+                          "routing and permutation work around the grouped expert matmuls (1 in the ideal model)"});
+    }
+    values.push_back(tokensValue);
+    values.push_back(peakValue());
+    values.push_back(flopsFractionValue());
+    values.push_back({"attention_s", attnCoreTime(c), attention, ""});
+    values.push_back({"weight_elements", c.weightElements, "", "weights this chip reads per layer"});
+    values.push_back({"param_bytes", bytesPerElement(m_train.paramDtype), "", "plan: training.param_dtype"});
+    values.push_back(hbmValue());
+    values.push_back(hbmEfficiencyValue());
+    values.push_back({"overhead_s", layerOverheadTime(c), overhead, ""});
+    const std::string fwd = m_why.term(
+        prefix + "_layer_forward_s", forward,
+        "max((" + flopsPart + ") * tokens / (peak_flops * flops_fraction) + attention_s, weight_elements * param_bytes / "
+            + hbmRate() + ") + overhead_s",
+        values,
+        "A layer's forward pass takes the longer of its FLOPs at the achievable rate and reading its weights from HBM "
+        "(the roofline: small per-chip batches cannot amortise the weights), plus the work beside the matmuls.",
+        "1", "Where does the time go?");
+    const double shapeBackward = backwardShapeTime(c);
+    const std::string bwd = m_why.term(
+        prefix + "_layer_backward_s", backward, "2 * forward_s - 2 * attention_s + attention_backward_s + backward_shape_s",
+        {{"forward_s", forward, fwd, ""},
+         {"attention_s", attnCoreTime(c), attention, ""},
+         {"attention_backward_s", attnBackwardTime(c), attentionBackward, ""},
+         {"backward_shape_s", shapeBackward, "",
+          "the backward's matmuls at their own shapes (reducing over N and over the tokens) less twice the forward's"}},
+        "The backward pass does twice the forward's matmul FLOPs (the gradients of the inputs and of the weights); "
+        "the attention core's backward runs at its kernel's backward rate.",
+        "4", "Forward vs backward FLOPs");
+    std::string expression = "0";
+    std::vector<DerivationValue> recomputeValues;
+    std::string words = "Without rematerialisation the backward reads saved activations: nothing is recomputed.";
+    switch (m_train.remat.kind) {
+    case Remat::None:
+        break;
+    case Remat::Full:
+        expression = "forward_s";
+        recomputeValues = {{"forward_s", forward, fwd, ""}};
+        words = "Full rematerialisation keeps only each layer's input and runs the whole forward pass again in the backward.";
+        break;
+    case Remat::Selective:
+        expression = "attention_s";
+        recomputeValues = {{"attention_s", attnCoreTime(c), attention, ""}};
+        words = "Selective rematerialisation recomputes only the attention core, whose activations grow with T².";
+        break;
+    case Remat::Custom:
+        expression = "rebuilt_s";
+        recomputeValues = {{"rebuilt_s", recompute, "",
+                            "the FLOPs of the tensors the policy neither saves nor offloads, at the matmul and attention rates, "
+                            "and their share of the work beside the matmuls"}};
+        words = "A custom remat policy recomputes exactly the tensors it neither saves nor offloads.";
+        break;
+    }
+    m_why.term(prefix + "_layer_recompute_s", recompute, expression, recomputeValues, words, "4", "Gradient checkpointing");
+}
+
+void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
+{
+    if (!m_why.on())
+        return;
+    const ModelSpec &m = m_model;
+    const int z = m_par.zeroStage;
+    double elements = 0;
+    const auto stageElements = [&](int s) {
+        const StageWeights w = stageWeights(s);
+        return w.dense + w.expert + (s == m_d.pipeline - 1 ? double(m_params.finalNorm) : 0.0);
+    };
+    elements = stageElements(stage);
+    if (dualPipe())
+        elements += stageElements(m_d.pipeline - 1 - stage);
+    const std::string where = m_d.pipeline > 1 ? "this pipeline stage's weights (its layers, and the embedding or output layer at the ends), over tensor and expert parallelism"
+                                               : "the model's weights over tensor and expert parallelism";
+    const DerivationValue elementsValue{"weights", elements, "", where};
+    const DerivationValue fsdpValue{"fsdp", double(m_d.fsdp), "", "plan: parallelism fsdp degree"};
+    const auto dataShards = [&](int from) -> DerivationValue {
+        const bool sharded = z >= from;
+        return {"data_shards", sharded ? double(m_d.data) : 1.0, "",
+                sharded ? "ZeRO stage " + std::to_string(z) + " shards this over the data axis too"
+                        : "ZeRO stage " + std::to_string(z) + ": replicated over the data axis"};
+    };
+    m_why.record("memory_per_chip.params", mem.params, "weights * param_bytes / (fsdp * data_shards)",
+                 {elementsValue, {"param_bytes", bytesPerElement(m_train.paramDtype), "", "plan: training.param_dtype"},
+                  fsdpValue, dataShards(3)},
+                 "Each chip holds its shard of the weights: FSDP (ZeRO-3) divides them over its axes.", "5",
+                 "FSDP / ZeRO");
+    m_why.record("memory_per_chip.grads", mem.grads, "weights * grad_bytes / (fsdp * data_shards)",
+                 {elementsValue, {"grad_bytes", bytesPerElement(m_train.gradDtype), "", "plan: training.grad_dtype"},
+                  fsdpValue, dataShards(2)},
+                 "Gradients have the weights' shape; ZeRO-2 and above shard them over the data axis too.", "5",
+                 "FSDP / ZeRO");
+    double states = 0.1;
+    if (m_train.optimizer == Optimizer::Adam || m_train.optimizer == Optimizer::AdamW)
+        states = 2.0;
+    else if (m_train.optimizer == Optimizer::Sgd)
+        states = 1.0;
+    m_why.record("memory_per_chip.optimizer", mem.optimizer,
+                 "weights * (states * state_bytes + master_bytes) / (fsdp * data_shards)",
+                 {elementsValue,
+                  {"states", states, "", "optimizer states per weight: Adam 2 (two moments), SGD 1, Adafactor ~0.1"},
+                  {"state_bytes", bytesPerElement(m_train.optimizerDtype), "", "plan: training.optimizer_dtype"},
+                  {"master_bytes", m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0, "",
+                   m_train.masterWeights ? "an fp32 master copy of the weights" : "no master copy"},
+                  fsdpValue, dataShards(1)},
+                 "The optimizer's states per weight (Adam's two moments, a master copy), sharded by ZeRO-1 and above.",
+                 "5", "FSDP / ZeRO");
+    // Recomputes the activation terms of stageMemory(stage) for its parts.
+    const double pp = m_d.pipeline;
+    const double mb = m_microbatches;
+    double inFlight = mb;
+    std::string schedule = "GPipe keeps every microbatch's activations until its backward";
+    switch (m_par.schedule) {
+    case PipelineSchedule::GPipe:
+        break;
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::ZeroBubble:
+        inFlight = std::min(mb, pp - stage);
+        schedule = "1F1B: stage s holds min(microbatches, stages - s)";
+        break;
+    case PipelineSchedule::Interleaved1F1B:
+        inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
+        schedule = "interleaved 1F1B: min(microbatches, stages - s)·(1 + (stages - 1)/(stages·virtual stages))";
+        break;
+    case PipelineSchedule::DualPipe:
+        inFlight = std::min(mb, pp + 1.0);
+        schedule = "DualPipe: stages + 1 on every rank (DeepSeek-V3 report, Table 2)";
+        break;
+    }
+    const LayerCost dense = layerCost(false);
+    const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    const auto saved = [&](const LayerCost &c) {
+        switch (m_train.remat.kind) {
+        case Remat::None:
+            return c.savedNone;
+        case Remat::Selective:
+            return c.savedSelective;
+        case Remat::Full:
+            return c.savedFull;
+        case Remat::Custom:
+            return customSavedElements(c);
+        }
+        return c.savedNone;
+    };
+    const int moeLayers = moeLayersOnStage(stage);
+    const int denseLayers = layersOnStage(stage) - moeLayers;
+    const double perMicrobatch = (denseLayers * saved(dense) + moeLayers * saved(sparse)) * m_tokensMb * m_actBytes;
+    const double rest = mem.activations - inFlight * perMicrobatch;
+    m_why.record("memory_per_chip.activations", mem.activations,
+                 "in_flight * ((dense_layers * saved_dense + moe_layers * saved_moe) * tokens * act_bytes) + rebuilt_and_logits",
+                 {{"in_flight", inFlight, "", schedule},
+                  {"dense_layers", double(denseLayers), "", "dense layers on this stage"},
+                  {"saved_dense", saved(dense), "", "elements per token a dense layer keeps for its backward under remat " + std::string(rematName(m_train.remat.kind))},
+                  {"moe_layers", double(moeLayers), "", "MoE layers on this stage"},
+                  {"saved_moe", saved(sparse), "", "elements per token an MoE layer keeps"},
+                  {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},
+                  {"act_bytes", m_actBytes, "", "plan: training.compute_dtype"},
+                  {"rebuilt_and_logits", rest, "",
+                   "one layer's activations rebuilt during its backward (full or custom remat), and the logits on the last stage"}},
+                 "Activations: what each layer keeps for its backward, per token, times the tokens of the microbatches in "
+                 "flight on this stage. Rematerialisation trades these bytes for recompute.",
+                 "4", "Gradient checkpointing");
+    m_why.record("memory_per_chip.kv_cache", mem.kvCache, "0", {}, "Training keeps no KV cache.", "7", "KV cache");
+    m_why.record("memory_per_chip.total", mem.total, "params + grads + optimizer + activations",
+                 {{"params", mem.params, "memory_per_chip.params", ""},
+                  {"grads", mem.grads, "memory_per_chip.grads", ""},
+                  {"optimizer", mem.optimizer, "memory_per_chip.optimizer", ""},
+                  {"activations", mem.activations, "memory_per_chip.activations", ""}},
+                 "A chip must hold its weights, gradients, optimizer states and activations at once.", "5",
+                 "Per-device memory");
+    m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
+                 {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
+                 "The chip's HBM.", "2", "TPU memory");
 }
 
 void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
@@ -790,6 +1102,19 @@ std::optional<Error> TrainingCost::run()
     m_microbatches = m_par.microbatches;
     const double seqsPerMicrobatch = ceilDiv(m_seqsPerReplica, m_microbatches);
     m_tokensMb = seqsPerMicrobatch * T / m_d.context;
+    if (m_why.on())
+        m_why.term("tokens_per_microbatch", m_tokensMb,
+                   "ceil(ceil(global_batch / (data * fsdp * expert)) / microbatches) * seq_len / context",
+                   {{"global_batch", double(m_train.globalBatch), "", "plan: training.global_batch (sequences)"},
+                    {"data", double(m_d.data), "", "plan: data-parallel degree"},
+                    {"fsdp", double(m_d.fsdp), "", "plan: FSDP degree"},
+                    {"expert", double(m_d.expert), "", "plan: expert-parallel degree (it splits the batch too)"},
+                    {"microbatches", double(m_par.microbatches), "", "plan: parallelism.microbatches"},
+                    {"seq_len", T, "", "plan: training.seq_len"},
+                    {"context", double(m_d.context), "", "plan: context-parallel degree (splits each sequence)"}},
+                   "The tokens one chip works on per microbatch: the batch split over the data-like axes, then into "
+                   "microbatches, each sequence split over context parallelism. Tensor parallelism does not split them.",
+                   "5", "Notation and the simplified model");
     const double mb = m_microbatches;
     const double tp = m_d.tensor;
     const double pp = m_d.pipeline;
@@ -817,12 +1142,34 @@ std::optional<Error> TrainingCost::run()
     };
     const double denseBackward = layerBackward(dense, denseFwd);
     const double sparseBackward = layerBackward(sparse, sparseFwd);
+    if (m_why.on()) {
+        explainLayer("dense", dense, denseFwd, denseBackward, denseRecompute);
+        if (m.moe)
+            explainLayer("moe", sparse, sparseFwd, sparseBackward, sparseRecompute);
+    }
     const auto layerTrain = [&](double fwd, double backward, double recompute) { return fwd + backward + recompute; };
     // The logits matmul, forward and backward ([tokens, d] x [d, vocab / TP]), in 16 bits.
     const DType logitsType = m_peak16 == m_peak ? m_train.computeDtype : DType::Bf16;
     const double unembedTime = 2.0 * double(m.vocab * m.dModel) / tp * m_tokensMb / m_peak16
                                * (shapeInverse(double(m.dModel), logitsType) + shapeInverse(double(m.vocab) / tp, logitsType)
                                   + shapeInverse(m_tokensMb, logitsType));
+    if (m_why.on()) {
+        const bool ideal16 = ideal || logitsType != DType::Bf16 || m_peak16 == m_peak;
+        m_why.term("unembed_s", unembedTime,
+                   "2 * vocab * d_model / tensor * tokens / logits_rate * (shape_d + shape_vocab + shape_tokens)",
+                   {{"vocab", double(m.vocab), "", "model: vocabulary size"},
+                    {"d_model", double(m.dModel), "", "model: d_model"},
+                    {"tensor", tp, "", "plan: tensor-parallel degree (splits the vocabulary)"},
+                    {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},
+                    {"logits_rate", m_peak16, "",
+                     ideal16 ? "the matmul rate: peak × flops_fraction" : "the bf16 matmul rate (an fp8 recipe keeps the logits in bf16)"},
+                    {"shape_d", shapeInverse(double(m.dModel), logitsType), "", "forward: 1 / the share of peak at depth d_model"},
+                    {"shape_vocab", shapeInverse(double(m.vocab) / tp, logitsType), "", "input gradient: at depth vocab / tensor"},
+                    {"shape_tokens", shapeInverse(m_tokensMb, logitsType), "", "weight gradient: at depth tokens"}},
+                   "The output layer's matmul, [tokens, d] × [d, vocab], forward and backward (three matmuls of 2·tokens·d·vocab "
+                   "FLOPs, one per pass shape) on the last stage.",
+                   "4", "Counting FLOPs of contractions");
+    }
 
     // The busiest stage sets the pace of the pipeline.
     int busiest = 0;
@@ -855,6 +1202,33 @@ std::optional<Error> TrainingCost::run()
     const int stageLayers = layersOnStage(busiest);
     const int stageMoe = moeLayersOnStage(busiest);
     const int stageDense = stageLayers - stageMoe;
+    if (m_why.on()) {
+        const std::string words = "The busiest pipeline stage's time per microbatch: each layer's forward, backward and "
+                                  "recompute, and the output layer on the last stage. It sets the pipeline's pace.";
+        if (dualPipe()) {
+            m_why.term("stage_microbatch_s", tMb, "stage_s", {{"stage_s", tMb, "", "DualPipe: the mean of this rank's stage and its mirror stage"}},
+                       words, "5", "Pipelining");
+        } else {
+            std::string expression = "dense_layers * (dense_forward_s + dense_backward_s + dense_recompute_s)";
+            std::vector<DerivationValue> values{
+                {"dense_layers", double(stageDense), "", "dense layers on the busiest stage"},
+                {"dense_forward_s", denseFwd, "terms.dense_layer_forward_s", ""},
+                {"dense_backward_s", denseBackward, "terms.dense_layer_backward_s", ""},
+                {"dense_recompute_s", denseRecompute, "terms.dense_layer_recompute_s", ""}};
+            if (m.moe) {
+                expression += " + moe_layers * (moe_forward_s + moe_backward_s + moe_recompute_s)";
+                values.push_back({"moe_layers", double(stageMoe), "", "MoE layers on the busiest stage"});
+                values.push_back({"moe_forward_s", sparseFwd, "terms.moe_layer_forward_s", ""});
+                values.push_back({"moe_backward_s", sparseBackward, "terms.moe_layer_backward_s", ""});
+                values.push_back({"moe_recompute_s", sparseRecompute, "terms.moe_layer_recompute_s", ""});
+            }
+            if (busiest == m_d.pipeline - 1) {
+                expression += " + unembed_s";
+                values.push_back({"unembed_s", unembedTime, "terms.unembed_s", ""});
+            }
+            m_why.term("stage_microbatch_s", tMb, expression, values, words, "5", "Pipelining");
+        }
+    }
 
     m_out.critical.tokensPerChip = m_tokensMb;
     StepTime &step = m_out.step;
@@ -865,6 +1239,48 @@ std::optional<Error> TrainingCost::run()
     // MFU compares like with like against the compute time above (and matches MaxText's count).
     const double matmulPerToken = trainingFlopsPerToken(m, 0);
     step.flops = step.tokens * (matmulPerToken + 0.5 * (m_out.flopsPerToken - matmulPerToken));
+    if (m_why.on()) {
+        m_why.record("step.compute_s", step.compute, "microbatches * stage_microbatch_s",
+                     {{"microbatches", mb, "", "plan: parallelism.microbatches"},
+                      {"stage_microbatch_s", tMb, "terms.stage_microbatch_s", ""}},
+                     "Every microbatch passes through the busiest stage: the step's compute is the microbatches "
+                     "times that stage's time per microbatch (recompute included).",
+                     "5", "Notation and the simplified model");
+        if (dualPipe()) {
+            m_why.record("step.recompute_s", step.recompute, "microbatches * stage_recompute_s",
+                         {{"microbatches", mb, "", "plan: parallelism.microbatches"},
+                          {"stage_recompute_s", tMbRecompute, "", "DualPipe: the mean recompute of this rank's stage and its mirror"}},
+                         "The part of the compute spent running forward passes again for the backward.", "4",
+                         "Gradient checkpointing");
+        } else {
+            std::string expression = "microbatches * (dense_layers * dense_recompute_s";
+            std::vector<DerivationValue> values{{"microbatches", mb, "", "plan: parallelism.microbatches"},
+                                                {"dense_layers", double(stageDense), "", "dense layers on the busiest stage"},
+                                                {"dense_recompute_s", denseRecompute, "terms.dense_layer_recompute_s", ""}};
+            if (m.moe) {
+                expression += " + moe_layers * moe_recompute_s";
+                values.push_back({"moe_layers", double(stageMoe), "", "MoE layers on the busiest stage"});
+                values.push_back({"moe_recompute_s", sparseRecompute, "terms.moe_layer_recompute_s", ""});
+            }
+            m_why.record("step.recompute_s", step.recompute, expression + ")", values,
+                         "The part of the compute spent running forward passes again for the backward: the price of "
+                         "the activation memory rematerialisation saves.",
+                         "4", "Gradient checkpointing");
+        }
+        m_why.record("step.tokens", step.tokens, "global_batch * seq_len",
+                     {{"global_batch", double(m_train.globalBatch), "", "plan: training.global_batch (sequences)"},
+                      {"seq_len", T, "", "plan: training.seq_len"}},
+                     "The tokens of one step: the global batch of sequences times their length.", "5",
+                     "Notation and the simplified model");
+        m_why.record("step.flops", step.flops,
+                     "tokens * (matmul_flops_per_token + 0.5 * (flops_per_token - matmul_flops_per_token))",
+                     {{"tokens", step.tokens, "step.tokens", ""},
+                      {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
+                      {"flops_per_token", m_out.flopsPerToken, "", "model.flops_per_token: 6·N plus attention at this sequence length"}},
+                     "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), plus "
+                     "attention, counted as a causal kernel runs it (half of the book's full T² term). No recompute.",
+                     "4", "Whole-model totals and the 6·N·T rule");
+    }
 
     // Pipeline bubble of the schedule, in microbatch stage times tMb = F + B.
     if (m_d.pipeline > 1) {
@@ -890,6 +1306,37 @@ std::optional<Error> TrainingCost::run()
             break;
         }
         step.bubble = stageTimes * tMb;
+    }
+    if (m_why.on()) {
+        std::string expression = "0";
+        std::string words = "Without pipeline parallelism there is no bubble.";
+        std::vector<DerivationValue> values;
+        if (m_d.pipeline > 1) {
+            values = {{"stages", pp, "", "plan: pipeline-parallel degree"},
+                      {"stage_microbatch_s", tMb, "terms.stage_microbatch_s", ""}};
+            switch (m_par.schedule) {
+            case PipelineSchedule::GPipe:
+            case PipelineSchedule::OneFOneB:
+                expression = "(stages - 1) * stage_microbatch_s";
+                words = "Filling and draining the pipeline leaves each stage idle for (stages − 1) microbatch times.";
+                break;
+            case PipelineSchedule::Interleaved1F1B:
+                expression = "(stages - 1) / virtual_stages * stage_microbatch_s";
+                values.push_back({"virtual_stages", double(m_par.virtualStages), "", "plan: parallelism.virtual_stages"});
+                words = "Interleaving v virtual stages per chip divides the fill-and-drain bubble by v.";
+                break;
+            case PipelineSchedule::ZeroBubble:
+                expression = "(stages - 1) / 3 * stage_microbatch_s";
+                words = "Zero-bubble (ZB-H1) scheduling splits the backward and fills a third of 1F1B's bubble.";
+                break;
+            case PipelineSchedule::DualPipe:
+                expression = "max(0, stages / 2 - 1) * 2 / 3 * stage_microbatch_s";
+                words = "DualPipe feeds microbatches from both ends: (stages/2 − 1) × (F&B + B − 3W), two thirds of a "
+                        "microbatch time per stage (DeepSeek-V3 report, Table 2).";
+                break;
+            }
+        }
+        m_why.record("step.bubble_s", step.bubble, expression, values, words, "5", "Pipelining");
     }
 
     double exposed = 0;
@@ -931,7 +1378,8 @@ std::optional<Error> TrainingCost::run()
         };
         step.offloadExposed = mb * (stageDense * layerExposed(dense, denseFwd, denseBackward, denseRecompute)
                                     + stageMoe * layerExposed(sparse, sparseFwd, sparseBackward, sparseRecompute));
-        exposed += step.offloadExposed;
+        expose(exposed, step.offloadExposed, "host_offload_s", -1,
+               "moving the offloaded activations to host and back over PCIe, beyond the layer compute that hides it");
     }
 
     // Tensor parallelism (Megatron): two all-reduces of the activations per layer forward (one for
@@ -947,7 +1395,8 @@ std::optional<Error> TrainingCost::run()
             const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
             const double total = count * (ag + rs);
             const double hidden = std::min(total, overlapWindow);
-            exposed += total - hidden;
+            expose(exposed, total - hidden, "tensor_s", -1,
+                   "the sequence-parallel all-gathers and reduce-scatters (the next two collectives) not hidden by compute");
             addCollective(CollectiveOp::AllGather, "tensor activations (sequence parallel)", Role::Tensor, spans, v,
                           count, count * ag * (1 - hidden / total), ag, layerFwdFlops / blocksPerLayer,
                           layerFwdTime / blocksPerLayer);
@@ -958,7 +1407,7 @@ std::optional<Error> TrainingCost::run()
             const double ar = cost(CollectiveOp::AllReduce, spans, v).time;
             const double total = count * ar;
             const double hidden = std::min(total, overlapWindow);
-            exposed += total - hidden;
+            expose(exposed, total - hidden, "tensor_s", long(m_out.collectives.size()), "");
             addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar,
                           layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
         }
@@ -997,7 +1446,7 @@ std::optional<Error> TrainingCost::run()
             const double perLayer = 2.0 * (2.0 + expertRounds) * each;
             exposedA2a = stageMoe * mb * std::max(0.0, perLayer - (sparseFwd + sparseBackward + sparseRecompute));
         }
-        exposed += exposedA2a;
+        expose(exposed, exposedA2a, "expert_s", long(m_out.collectives.size()), "");
         // Dispatch before the routed experts, combine after: half their work each.
         const double expertFlops = sparse.expertFlops * m_tokensMb;
         addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
@@ -1016,7 +1465,8 @@ std::optional<Error> TrainingCost::run()
         const double perLayerAttn = (1.0 + contextRounds) * attnCoreTime(dense) + attnBackwardTime(dense);
         const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
         const double exposedTotal = exposedPerLayer * stageLayers * mb;
-        exposed += exposedTotal;
+        expose(exposed, exposedTotal, "context_s", -1,
+               "the ring's key and value passes (the next two collectives) beyond the attention they overlap");
         const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
         addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
                       (1.0 + contextRounds) * stageLayers * mb, share * (1.0 + contextRounds) * ag, ag,
@@ -1055,7 +1505,8 @@ std::optional<Error> TrainingCost::run()
         };
         layer(dense, denseFwd, denseBackward, denseRecompute, stageDense);
         layer(sparse, sparseFwd, sparseBackward, sparseRecompute, stageMoe);
-        exposed += exposedFsdp;
+        expose(exposed, exposedFsdp, "fsdp_s", -1,
+               "the weight gathers and gradient reduce-scatters (the next two collectives) beyond the compute they prefetch behind");
         const double share = (agTime + rsTime) > 0 ? exposedFsdp / (agTime + rsTime) : 0.0;
         const double avgV = bytesSum / agCount;
         // A layer's gather prefetches behind the previous layer's forward (the book's B/X > C/W);
@@ -1121,7 +1572,7 @@ std::optional<Error> TrainingCost::run()
             const double hidden = afterBackward ? 0.0 : std::min(each, std::max(0.0, window - used));
             afterBackwardS += afterBackward ? each : 0.0;
             used += each;
-            exposed += each - hidden;
+            expose(exposed, each - hidden, purpose == "gradients" ? "gradients_s" : "expert_gradients_s", long(m_out.collectives.size()), "");
             addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
                           kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor));
         };
@@ -1154,7 +1605,8 @@ std::optional<Error> TrainingCost::run()
         const double v = m_tokensMb * double(m.dModel) * m_flowBytes / (m_par.sequenceParallel ? tp : 1.0);
         const double each = cost(CollectiveOp::SendRecv, spans, v).time;
         const double fill = 2.0 * (pp - 1.0) * each;
-        exposed += fill;
+        expose(exposed, fill, "pipeline_fill_s", -1,
+               "2·(stages − 1) stage-boundary transfers while the pipeline fills and drains");
         addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each,
                       stageFwdFlops, stageFwdTime);
         if (m_par.microbatches < m_d.pipeline)
@@ -1174,6 +1626,36 @@ std::optional<Error> TrainingCost::run()
     for (const auto &c : m_out.collectives)
         step.communication += c.timeS;
     step.time = step.compute + step.bubble + exposed + step.optimizer;
+    if (m_why.on()) {
+        std::vector<DerivationValue> parts;
+        for (std::size_t i = 0; i < m_out.collectives.size(); ++i)
+            parts.push_back({"c" + std::to_string(i), m_out.collectives[i].timeS, "collectives[" + std::to_string(i) + "].time_s", ""});
+        m_why.record("step.communication_s", step.communication, DerivationRecorder::sum(parts), parts,
+                     "Every collective of the step, hidden or not.", "3", "A deeper dive into communication primitives");
+        m_why.record("step.exposed_communication_s", exposed, DerivationRecorder::sum(m_exposedParts), m_exposedParts,
+                     "The communication the step waits for: each collective's time beyond the compute it overlaps.",
+                     "5", "What do we mean by scaling?");
+        const MemoryBreakdown mem = stageMemory(busiest);
+        const bool same = m_d.pipeline == 1;
+        m_why.record("step.optimizer_s", step.optimizer,
+                     "2 * (params + optimizer) / " + hbmRate() + " + grads / " + hbmRate(),
+                     {{"params", mem.params, same ? "memory_per_chip.params" : "", same ? "" : "the busiest stage's weight bytes"},
+                      {"optimizer", mem.optimizer, same ? "memory_per_chip.optimizer" : "",
+                       same ? "" : "the busiest stage's optimizer-state bytes"},
+                      hbmValue(), hbmEfficiencyValue(),
+                      {"grads", mem.grads, same ? "memory_per_chip.grads" : "", same ? "" : "the busiest stage's gradient bytes"}},
+                     "The optimizer update is elementwise: it reads and writes the local weights and states and reads "
+                     "the gradients, bound by HBM bandwidth.",
+                     "1", "Where does the time go?");
+        m_why.record("step.time_s", step.time, "compute_s + bubble_s + exposed_communication_s + optimizer_s",
+                     {{"compute_s", step.compute, "step.compute_s", ""},
+                      {"bubble_s", step.bubble, "step.bubble_s", ""},
+                      {"exposed_communication_s", exposed, "step.exposed_communication_s", ""},
+                      {"optimizer_s", step.optimizer, "step.optimizer_s", ""}},
+                     "A step is its compute, the pipeline bubble, the communication compute does not hide, and the "
+                     "optimizer update. Overlapped communication costs nothing extra.",
+                     "5", "What do we mean by scaling?");
+    }
     if (step.offloadExposed > 0.05 * step.time)
         warn("remat-offload-exposed",
              "moving the offloaded activations to host memory and back over PCIe adds " + formatSeconds(step.offloadExposed)
@@ -1197,13 +1679,31 @@ std::optional<Error> TrainingCost::run()
         kind("last pipeline stage", m_d.pipeline - 1, perStage);
     }
     m_out.memory = m_out.perChip.front().memory;
-    for (const auto &k : m_out.perChip)
-        if (k.memory.total > m_out.memory.total)
-            m_out.memory = k.memory;
+    int loadedStage = 0;
+    const int kindStages[] = {0, m_d.pipeline > 2 ? m_d.pipeline / 2 : m_d.pipeline - 1, m_d.pipeline - 1};
+    for (std::size_t i = 0; i < m_out.perChip.size(); ++i)
+        if (m_out.perChip[i].memory.total > m_out.memory.total) {
+            m_out.memory = m_out.perChip[i].memory;
+            loadedStage = kindStages[i];
+        }
+    explainMemory(loadedStage, m_out.memory);
 
     const double peakAll = m_chip.peakFlops(m_train.computeDtype) * double(m_t.chipCount());
     m_out.mfu = step.flops / (step.time * peakAll);
     m_out.tokensPerS = step.tokens / step.time;
+    if (m_why.on()) {
+        m_why.record("mfu", m_out.mfu, "flops / (time_s * (peak_flops * chips))",
+                     {{"flops", step.flops, "step.flops", ""},
+                      {"time_s", step.time, "step.time_s", ""},
+                      peakValue(),
+                      {"chips", double(m_t.chipCount()), "", "the plan's mesh"}},
+                     "Model FLOPs utilization: the model's FLOPs per step over what every chip could do at its "
+                     "advertised peak in that time. Recompute does not count.",
+                     "6", "FLOPs, time and memory");
+        m_why.record("tokens_per_s", m_out.tokensPerS, "tokens / time_s",
+                     {{"tokens", step.tokens, "step.tokens", ""}, {"time_s", step.time, "step.time_s", ""}},
+                     "Training throughput: the tokens of a step over the step time.", "6", "FLOPs, time and memory");
+    }
 
     // What binds: memory capacity first; otherwise the largest of compute and each link's exposed time.
     if (!m_out.memory.fits) {
@@ -1230,9 +1730,10 @@ std::optional<Error> TrainingCost::run()
 
 } // namespace
 
-std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out)
+std::optional<Error> evaluateTraining(const Plan &plan, const Placement &placement, CostMode mode, Evaluation &out,
+                                      Derivations *derivations)
 {
-    TrainingCost cost(plan, placement, mode, out);
+    TrainingCost cost(plan, placement, mode, out, derivations);
     return cost.run();
 }
 

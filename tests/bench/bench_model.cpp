@@ -72,4 +72,20 @@ static void BM_EvaluateDefaultPlan(benchmark::State &state)
 }
 BENCHMARK(BM_EvaluateDefaultPlan);
 
+// The same evaluation with every derivation recorded (meshplan-cli evaluate --explain, the explain
+// panel): the formulas' strings cost far more than the arithmetic, which is why they are only
+// built on request and BM_EvaluateDefaultPlan pays nothing for them.
+static void BM_EvaluateDefaultPlanExplained(benchmark::State &state)
+{
+    const Plan plan = defaultPlan();
+    std::size_t count = 0;
+    for (auto _ : state) {
+        Derivations derivations;
+        benchmark::DoNotOptimize(evaluate(plan, CostMode::Achievable, &derivations));
+        count = derivations.size();
+    }
+    state.counters["derivations"] = double(count);
+}
+BENCHMARK(BM_EvaluateDefaultPlanExplained);
+
 BENCHMARK_MAIN();

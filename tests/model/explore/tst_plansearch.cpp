@@ -244,15 +244,26 @@ void TestPlanSearch::paretoFrontTies()
     QVERIFY(!front.dominates(5, 1));
 }
 
+// A sanitizer build (ASan + UBSan, about ten times slower) checks memory safety on a part of the
+// spaces; the normal build checks every space for exactness.
+#ifdef MESHPLAN_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 void TestPlanSearch::bruteForce_data()
 {
     QTest::addColumn<QByteArray>("plan");
     QTest::addColumn<int>("ideal");
     // 2 nodes x 4 GPUs: tensor, data, fsdp, pipeline and context compete for NVLink.
     QTest::newRow("dense, 2x4 GPUs") << QByteArray::fromStdString(trainingPlan(tinyDense(), smallGpu(2, 4), 16, 4096).dump()) << 0;
-    QTest::newRow("dense, 2x4 GPUs, ideal") << QByteArray::fromStdString(trainingPlan(tinyDense(), smallGpu(2, 4), 16, 4096).dump()) << 1;
-    QTest::newRow("dense fp8, 2x4 GPUs")
-        << QByteArray::fromStdString(trainingPlan(tinyDense(), smallGpu(2, 4), 8, 8192, "fp8").dump()) << 0;
+    if (!kSanitized) {
+        QTest::newRow("dense, 2x4 GPUs, ideal")
+            << QByteArray::fromStdString(trainingPlan(tinyDense(), smallGpu(2, 4), 16, 4096).dump()) << 1;
+        QTest::newRow("dense fp8, 2x4 GPUs")
+            << QByteArray::fromStdString(trainingPlan(tinyDense(), smallGpu(2, 4), 8, 8192, "fp8").dump()) << 0;
+    }
     // A TPU v5e 2x4 slice: axes of different sizes, strides that matter.
     QTest::newRow("moe, v5e 2x4")
         << QByteArray::fromStdString(
@@ -382,7 +393,10 @@ void TestPlanSearch::publishedLayouts()
     // largest spaces (thousands of chips) run with two threads; all of them are searched whole.
     const QDir dir(kData + QStringLiteral("/measured-runs/training"));
     int searched = 0;
+    int index = 0;
     for (const QString &name : dir.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
+        if (kSanitized && index++ % 4 != 0)
+            continue;
         const Plan plan = load(dir.filePath(name));
         const auto published = evaluate(plan);
         QVERIFY2(published.hasValue(), qPrintable(name));
@@ -399,7 +413,7 @@ void TestPlanSearch::publishedLayouts()
                  qPrintable(QStringLiteral("%1: best %2 s, published %3 s").arg(name).arg(best).arg(published->step.time)));
         ++searched;
     }
-    QVERIFY(searched >= 30);
+    QVERIFY(searched >= (kSanitized ? 7 : 30));
 }
 
 void TestPlanSearch::sameOutcomeOnAnyThreadCount()

@@ -1,0 +1,116 @@
+#include "cost/derivationrecorder.h"
+
+#include "base/units.h"
+
+#include <cmath>
+
+namespace meshplan::model {
+
+void DerivationRecorder::record(const std::string &path, double value, std::string expression,
+                                std::vector<DerivationValue> values, std::string words, std::string chapter,
+                                std::string section)
+{
+    if (!m_sink)
+        return;
+    Derivation d;
+    d.expression = std::move(expression);
+    d.values = std::move(values);
+    d.value = value;
+    d.words = std::move(words);
+    d.chapter = std::move(chapter);
+    d.section = std::move(section);
+    (*m_sink)[path] = std::move(d);
+}
+
+std::string DerivationRecorder::term(const std::string &name, double value, std::string expression,
+                                     std::vector<DerivationValue> values, std::string words, std::string chapter,
+                                     std::string section)
+{
+    const std::string path = "terms." + name;
+    if (!m_sink)
+        return path;
+    m_terms[name] = value;
+    record(path, value, std::move(expression), std::move(values), std::move(words), std::move(chapter),
+           std::move(section));
+    return path;
+}
+
+std::string DerivationRecorder::sum(const std::vector<DerivationValue> &parts)
+{
+    if (parts.empty())
+        return "0";
+    std::string out;
+    for (const auto &p : parts)
+        out += (out.empty() ? "" : " + ") + p.name;
+    return out;
+}
+
+namespace {
+
+std::string collectiveWords(CollectiveOp op, bool tpu)
+{
+    switch (op) {
+    case CollectiveOp::AllGather:
+        return "An AllGather over n chips has each chip receive the (n − 1)/n of V it lacks: about V / W on a ring "
+               "(bidirectional links halve it), plus a latency per hop.";
+    case CollectiveOp::ReduceScatter:
+        return "A ReduceScatter costs what an AllGather of the same V does: each chip sends the (n − 1)/n of V it "
+               "does not keep.";
+    case CollectiveOp::AllReduce:
+        return std::string("An AllReduce is a ReduceScatter followed by an AllGather: twice the bytes of either.")
+               + (tpu ? "" : " NCCL's ring moves 2·(n − 1)/n·V per GPU.");
+    case CollectiveOp::AllToAll:
+        return "An AllToAll sends each chip's (n − 1)/n of its V to the others; on a ring or torus axis it costs "
+               "about a quarter of an AllGather of the same V.";
+    case CollectiveOp::SendRecv:
+        return "A point-to-point transfer to the next pipeline stage: the message over one link's bandwidth, plus "
+               "its latency.";
+    }
+    return "";
+}
+
+} // namespace
+
+void explainCollective(DerivationRecorder &why, const Topology &topology, std::size_t index, const CollectiveUse &use,
+                       const std::vector<AxisSpan> &spans, double count, double timeEach, double exposed,
+                       const CollectiveOptions &options, const std::string &overlapRule)
+{
+    if (!why.on())
+        return;
+    const std::string path = "collectives[" + std::to_string(index) + "]";
+    const CollectiveCost one = collectiveCost(topology, use.op, spans, use.bytes, options);
+    const bool ideal = options.mode == CostMode::Ideal;
+    const bool tpu = topology.chip().isTpu();
+    const std::string chapter = tpu ? "3" : "12";
+    const std::string section = tpu ? "A deeper dive into communication primitives" : "Collectives on GPUs";
+    std::string axes;
+    for (const auto &a : use.axes)
+        axes += (axes.empty() ? "" : ",") + a;
+    const std::string what = std::string(collectiveName(use.op)) + " of " + formatBytes(use.bytes, true) + " over "
+                             + (axes.empty() ? "no axis" : axes);
+    const DerivationValue countValue{"count", count, "", "occurrences per step"};
+    const double oneTime = ideal ? std::max(one.bandwidthTime, one.latencyTime) : one.bandwidthTime + one.latencyTime;
+    if (one.time == oneTime && timeEach == one.time) {
+        why.record(path + ".time_s", use.timeS,
+                   ideal ? "count * max(bandwidth_s, latency_s)" : "count * (bandwidth_s + latency_s)",
+                   {countValue,
+                    {"bandwidth_s", one.bandwidthTime, "",
+                     "the " + what + ": bytes each chip moves over the " + std::string(linkName(one.bindingLink))
+                         + " bandwidth" + (ideal ? "" : " (at its achievable efficiency)")},
+                    {"latency_s", one.latencyTime, "", "per-hop latency summed over the levels it crosses"}},
+                   collectiveWords(use.op, tpu) + (ideal ? " The book takes the larger of the two terms." : " Here the two terms add."),
+                   chapter, section);
+    } else {
+        why.record(path + ".time_s", use.timeS, "count * time_each",
+                   {countValue,
+                    {"time_each", timeEach, "",
+                     "the " + what + ", averaged over the layers it serves (their sizes differ)"}},
+                   collectiveWords(use.op, tpu), chapter, section);
+    }
+    why.record(path + ".exposed_s", use.exposedS, "min(time_s, exposed)",
+               {{"time_s", use.timeS, path + ".time_s", ""}, {"exposed", exposed, "", overlapRule}},
+               "The part of a collective the step waits for: " + overlapRule + ".", tpu ? "5" : "12",
+               tpu ? "What do we mean by scaling?" : "Collectives on GPUs");
+}
+
+} // namespace meshplan::model
