@@ -66,7 +66,7 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
   render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark] [--no-title]
                                                draws a chart of the plan (no display needed), titled
                                                with the plan; text grows with sizes past 1200x750
-  report PLAN.meshplan -o FILE.pdf|FILE.html [--dark]
+  report PLAN.meshplan|DECK.meshdeck -o FILE.pdf|FILE.html [--dark]
                                                a report to forward: model, cluster, plan, summary,
                                                every chart, warnings and the headline derivations
   --version                                    the version of meshplan-cli

@@ -916,7 +916,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                  "Per-device memory");
     m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
                  {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
-                 "The chip's HBM.", "2", "TPU memory");
+                 "The chip's HBM.", m_chip.isTpu() ? "2" : "12", m_chip.isTpu() ? "TPU memory" : "GPU memory");
 }
 
 void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
