@@ -1,5 +1,6 @@
 // meshplan-cli report: a plan's report written to a PDF or HTML file, without a window.
 #include "cli.h"
+#include "deckfile.h"
 #include "planreport.h"
 
 #include <QFileInfo>
@@ -36,18 +37,32 @@ int runReport(const std::vector<std::string> &args, std::ostream &out, std::ostr
         }
     }
     if (file.empty())
-        return fail("report: needs a plan file (report PLAN -o report.pdf)");
+        return fail("report: needs a plan or deck file (report PLAN -o report.pdf)");
     if (output.empty())
         return fail("-o: missing (the file to write: .pdf or .html)");
     const QString suffix = QFileInfo(QString::fromStdString(output)).suffix().toLower();
     if (suffix != QLatin1String("pdf") && suffix != QLatin1String("html"))
         return fail("-o: expected a .pdf or .html file, got \"" + output + "\"");
-    const auto plan = loadPlan(file);
-    if (!plan) {
-        const auto &e = plan.error();
-        return fail(file + ": " + (e.path.empty() ? "" : e.path + ": ") + e.message);
+    std::vector<ReportSection> sections;
+    if (isDeckFile(QString::fromStdString(file))) {
+        // A deck: one section per slide, a slide whose plan cannot be read marked as such.
+        const auto deck = loadDeck(QString::fromStdString(file));
+        if (!deck)
+            return fail(deck.error().message);
+        for (const model::DeckSlide &slide : deck->slides)
+            sections.push_back({slide.plan, QString::fromStdString(slide.title), QString::fromStdString(slide.notes),
+                                QString::fromStdString(slide.problem)});
+        if (sections.empty())
+            return fail(file + ": the deck has no slides");
+    } else {
+        const auto plan = loadPlan(file);
+        if (!plan) {
+            const auto &e = plan.error();
+            return fail(file + ": " + (e.path.empty() ? "" : e.path + ": ") + e.message);
+        }
+        sections.push_back({*plan, {}, {}, {}});
     }
-    if (auto error = writeReport({ReportSection{*plan, {}, {}}}, QString::fromStdString(output), dark))
+    if (auto error = writeReport(sections, QString::fromStdString(output), dark))
         return fail(error->toStdString());
     out << output << "\n";
     return 0;

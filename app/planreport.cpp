@@ -232,9 +232,10 @@ QString warningsHtml(const m::Evaluation &e)
 
 QString headingOf(const ReportSection &s)
 {
-    if (!s.heading.isEmpty())
-        return s.heading;
-    return QString::fromStdString(m::titleFollowsPlan(s.plan) || s.plan.title.empty() ? m::generatedTitle(s.plan) : s.plan.title);
+    if (!s.heading.isEmpty() || !s.plan)
+        return s.heading.isEmpty() ? tr("A slide without a plan") : s.heading;
+    const m::Plan &plan = *s.plan;
+    return QString::fromStdString(m::titleFollowsPlan(plan) || plan.title.empty() ? m::generatedTitle(plan) : plan.title);
 }
 
 /// One section's text; `images` maps each chart to an <img> (a data URL) or "" to leave charts out.
@@ -244,26 +245,31 @@ QString sectionHtml(const ReportSection &s, bool dark, bool withImages)
     QString html = QStringLiteral("<h2>%1</h2>").arg(esc(headingOf(s)));
     if (!s.notes.isEmpty())
         html += QStringLiteral("<p style='color:%1'>%2</p>").arg(c.muted, esc(s.notes));
+    if (!s.plan) {
+        html += QStringLiteral("<p><b>%1</b> %2</p>").arg(tr("This slide's plan could not be read:"), esc(s.problem));
+        return html;
+    }
+    const m::Plan &plan = *s.plan;
     m::Derivations derivations;
-    const auto evaluation = m::evaluate(s.plan, m::CostMode::Achievable, &derivations);
+    const auto evaluation = m::evaluate(plan, m::CostMode::Achievable, &derivations);
     if (!evaluation) {
         html += QStringLiteral("<p><b>%1</b> %2</p>").arg(tr("This plan cannot be evaluated:"), esc(evaluation.error().toString()));
         return html;
     }
     const m::Evaluation &e = *evaluation;
-    html += QStringLiteral("<h3>%1</h3>").arg(tr("Model")) + modelHtml(s.plan, e);
-    html += QStringLiteral("<h3>%1</h3>").arg(tr("Cluster")) + clusterHtml(s.plan);
-    html += QStringLiteral("<h3>%1</h3>").arg(tr("Plan")) + planHtml(s.plan, e);
-    html += QStringLiteral("<h3>%1</h3>").arg(tr("Summary")) + views::planSummaryHtml(s.plan, evaluation);
+    html += QStringLiteral("<h3>%1</h3>").arg(tr("Model")) + modelHtml(plan, e);
+    html += QStringLiteral("<h3>%1</h3>").arg(tr("Cluster")) + clusterHtml(plan);
+    html += QStringLiteral("<h3>%1</h3>").arg(tr("Plan")) + planHtml(plan, e);
+    html += QStringLiteral("<h3>%1</h3>").arg(tr("Summary")) + views::planSummaryHtml(plan, evaluation);
     // The summary lists the warnings in words when there are any.
     if (e.warnings.empty())
         html += QStringLiteral("<h3>%1</h3>").arg(tr("Warnings")) + warningsHtml(e);
     html += QStringLiteral("<h3>%1</h3>").arg(tr("Where the headline numbers come from"))
-            + derivationsHtml(derivations, s.plan.kind == m::WorkloadKind::Training, c);
+            + derivationsHtml(derivations, plan.kind == m::WorkloadKind::Training, c);
     if (withImages) {
         html += QStringLiteral("<h3>%1</h3>").arg(tr("Charts"));
-        for (const std::string &chart : chartsOf(s.plan)) {
-            std::unique_ptr<QCustomPlot> plot = buildChart(s.plan, e, chart, dark);
+        for (const std::string &chart : chartsOf(plan)) {
+            std::unique_ptr<QCustomPlot> plot = buildChart(plan, e, chart, dark);
             if (!plot)
                 continue;
             plot->resize(kChartLayout);
@@ -369,15 +375,17 @@ std::optional<QString> writePdf(const std::vector<ReportSection> &sections, QByt
         const QString head = firstPage ? QStringLiteral("<h1>%1</h1>").arg(tr("Meshplan report")) + generatedLine()
                                        : QString();
         paintText(painter, writer, head + sectionHtml(s, dark, false), dark, firstPage);
-        const auto evaluation = m::evaluate(s.plan);
+        if (!s.plan)
+            continue;
+        const auto evaluation = m::evaluate(*s.plan);
         if (!evaluation)
             continue;
         // Two charts a page, drawn as vectors at the layout size scaled to the page's width.
-        const std::vector<std::string> charts = chartsOf(s.plan);
+        const std::vector<std::string> charts = chartsOf(*s.plan);
         const double scale = double(page.width()) / kChartLayout.width();
         const int slot = page.height() / 2;
         for (std::size_t i = 0; i < charts.size(); ++i) {
-            std::unique_ptr<QCustomPlot> plot = buildChart(s.plan, *evaluation, charts[i], dark);
+            std::unique_ptr<QCustomPlot> plot = buildChart(*s.plan, *evaluation, charts[i], dark);
             if (!plot)
                 continue;
             if (i % 2 == 0) {

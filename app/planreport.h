@@ -13,9 +13,10 @@ namespace meshplan::app {
 
 /// One plan of a report (a deck gives one per slide).
 struct ReportSection {
-    model::Plan plan;
+    std::optional<model::Plan> plan; ///< empty for a deck's slide whose plan is missing or bad
     QString heading; ///< the section's title; the plan's own title when empty
     QString notes;   ///< a slide's speaker notes, printed under the heading
+    QString problem; ///< why there is no plan
 };
 
 /// The report as one HTML document: images embedded as data URLs, no external loads.

@@ -58,6 +58,7 @@ private slots:
     void servingReportHasItsNumbers();
     void pdfHasTextAndChartPages();
     void darkReport();
+    void deckReportHasASectionPerSlide();
     void fullDiskLeavesTheOldReport();
     void badArguments();
 
@@ -127,6 +128,21 @@ void TestReport::darkReport()
     const QString html = QString::fromUtf8(readAll(out));
     QVERIFY(html.contains(QStringLiteral("background:#1e1f22")));
     QVERIFY(html.contains(QStringLiteral("Experts")));
+}
+
+void TestReport::deckReportHasASectionPerSlide()
+{
+    const QString out = m_dir.filePath(QStringLiteral("deck.html"));
+    const Run r = cli({QStringLiteral("report"), kData + QStringLiteral("/decks/review.meshdeck"), QStringLiteral("-o"), out});
+    QCOMPARE(r.code, 0);
+    const QString html = QString::fromUtf8(readAll(out));
+    QCOMPARE(html.count(QStringLiteral("<h2>")), 4);
+    QVERIFY(html.contains(QStringLiteral("<h2>Training LLaMA-3 70B on a v5p pod</h2>")));
+    QVERIFY(html.contains(QStringLiteral("FSDP over the whole pod"))); // the speaker notes
+    // The two good slides' charts (training five, serving four); the bad ones marked with why.
+    QCOMPARE(html.count(QStringLiteral("src='data:image/png;base64,")), 9);
+    QVERIFY(html.contains(QStringLiteral("../plans/no-such-plan.meshplan: does not exist")));
+    QVERIFY(html.contains(QStringLiteral("slides[3].plan.parallelism.tensor")));
 }
 
 void TestReport::fullDiskLeavesTheOldReport()
