@@ -2,8 +2,12 @@
 // associativity, the six calls, the names a formula uses, and errors that say where they are.
 #include "base/expression.h"
 
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
+#include <clocale>
 #include <cmath>
 #include <csignal>
 #include <string>
@@ -192,6 +196,40 @@ private slots:
         QCOMPARE(*parsed->evaluate({{"a", 2}, {"bb", 3}, {"c", 1}}), 7.0);
         // Extra values are allowed: a formula need not use them all.
         QCOMPARE(*parsed->evaluate({{"a", 2}, {"bb", 3}, {"c", 1}, {"unused", 9}}), 7.0);
+    }
+
+    // A Qt application sets the C locale from the environment (setlocale(LC_ALL, "")), so in a
+    // German or French session the C library reads "0.5" as 0 followed by junk. Formulas are
+    // the contract's text, not the user's language: they must read the same in every locale.
+    void numbersReadTheSameInEveryLocale()
+    {
+        QTemporaryDir locales;
+        const char *decimalComma = nullptr;
+        for (const char *name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8"})
+            if (std::setlocale(LC_NUMERIC, name)) {
+                decimalComma = name;
+                break;
+            }
+        // Without one installed, build one where the system has glibc's locale sources.
+        if (!decimalComma && locales.isValid() && QFileInfo::exists(QStringLiteral("/usr/share/i18n/locales/de_DE"))) {
+            QProcess localedef;
+            localedef.start(QStringLiteral("localedef"), {QStringLiteral("-i"), QStringLiteral("de_DE"),
+                                                          QStringLiteral("-f"), QStringLiteral("UTF-8"),
+                                                          locales.filePath(QStringLiteral("de_DE.UTF-8"))});
+            if (localedef.waitForFinished(60000) && localedef.exitStatus() == QProcess::NormalExit) {
+                qputenv("LOCPATH", locales.path().toLocal8Bit());
+                if (std::setlocale(LC_NUMERIC, "de_DE.UTF-8"))
+                    decimalComma = "de_DE.UTF-8";
+            }
+        }
+        if (!decimalComma)
+            QSKIP("no locale with a decimal comma here, and none can be built");
+        QCOMPARE(std::localeconv()->decimal_point[0], ',');
+        std::string error;
+        const double value = valueOf("0.5 * x + 1.25e1", {{"x", 4}}, &error);
+        std::setlocale(LC_NUMERIC, "C");
+        qunsetenv("LOCPATH");
+        QVERIFY2(value == 14.5, (std::string(decimalComma) + ": " + error).c_str());
     }
 
     // Moderate nesting and long sums parse and evaluate.

@@ -7,6 +7,7 @@
 #include "cost/evaluation.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
+#include "plan/scenariocatalog.h"
 #include "transformer/modelcatalog.h"
 
 #include <QDir>
@@ -177,12 +178,11 @@ void checkDerivation(const std::string &path, const Derivation &d, const Derivat
         problem("no section");
 }
 
-/// All problems of one plan file in one mode.
-void checkPlan(const QString &file, CostMode mode, std::vector<Problem> &problems, int &paths)
+/// All problems of one plan (`label`: its file or scenario) in one mode.
+void checkPlan(const std::string &label, const Expected<Plan> &plan, CostMode mode, std::vector<Problem> &problems,
+               int &paths, int &checked)
 {
-    const std::string where = file.toStdString() + (mode == CostMode::Ideal ? " [ideal]" : " [achievable]");
-    const auto plan = planFromText(readText(kData + QLatin1Char('/') + file), file.toStdString(), ChipCatalog::builtin(),
-                                   ModelCatalog::builtin());
+    const std::string where = label + (mode == CostMode::Ideal ? " [ideal]" : " [achievable]");
     if (!plan) {
         problems.push_back({"(plan)", "does not load: " + plan.error().toString(), where});
         return;
@@ -210,6 +210,7 @@ void checkPlan(const QString &file, CostMode mode, std::vector<Problem> &problem
     }
     for (const auto &[path, d] : derivations)
         checkDerivation(path, d, derivations, result, where, problems);
+    checked += int(derivations.size());
 }
 
 /// Problems grouped by path and kind, each with its count and a few of the evaluations it is in.
@@ -308,11 +309,45 @@ private slots:
         QFETCH(bool, ideal);
         std::vector<Problem> problems;
         int paths = 0;
+        int checked = 0;
         for (const QString &file : plans)
-            checkPlan(file, ideal ? CostMode::Ideal : CostMode::Achievable, problems, paths);
-        qInfo("%lld plans, %d numbers that must have a derivation", static_cast<long long>(plans.size()), paths);
+            checkPlan(file.toStdString(),
+                      planFromText(readText(kData + QLatin1Char('/') + file), file.toStdString(), ChipCatalog::builtin(),
+                                   ModelCatalog::builtin()),
+                      ideal ? CostMode::Ideal : CostMode::Achievable, problems, paths, checked);
+        qInfo("%lld plans, %d numbers that must have a derivation, %d derivations checked",
+              static_cast<long long>(plans.size()), paths, checked);
         QVERIFY(paths >= 10 * plans.size());
         // Qt Test cuts a failure message at 1024 characters: the whole list goes to the log.
+        if (!problems.empty())
+            qWarning("%s", report(problems).c_str());
+        QVERIFY2(problems.empty(), qPrintable(QStringLiteral("%1 problems, listed above").arg(problems.size())));
+    }
+
+    // The built-in scenarios (the book's worked examples the window and `meshplan-cli scenarios`
+    // offer) explain themselves as well.
+    void builtInScenariosExplainThemselves_data()
+    {
+        QTest::addColumn<bool>("ideal");
+        QTest::newRow("achievable") << false;
+        QTest::newRow("ideal") << true;
+    }
+
+    void builtInScenariosExplainThemselves()
+    {
+        QFETCH(bool, ideal);
+        std::vector<Problem> problems;
+        int paths = 0;
+        int checked = 0;
+        const auto &scenarios = builtInScenarios();
+        QVERIFY(scenarios.size() >= 5);
+        for (const Scenario &scenario : scenarios)
+            checkPlan("scenario " + scenario.id,
+                      planFromJson(scenario.plan, ChipCatalog::builtin(), ModelCatalog::builtin()),
+                      ideal ? CostMode::Ideal : CostMode::Achievable, problems, paths, checked);
+        qInfo("%zu scenarios, %d numbers that must have a derivation, %d derivations checked", scenarios.size(),
+              paths, checked);
+        QVERIFY(paths >= 10 * int(scenarios.size()));
         if (!problems.empty())
             qWarning("%s", report(problems).c_str());
         QVERIFY2(problems.empty(), qPrintable(QStringLiteral("%1 problems, listed above").arg(problems.size())));
