@@ -110,6 +110,8 @@ private:
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
     DerivationValue lanesValue() const;
+    /// The elementwise work of `rows` rows ([rows, d_model] tensors) as terms.<name>.
+    std::string explainElementwise(const std::string &name, double value, const DerivationValue &rows);
 
     const Plan &m_plan;
     const ModelSpec &m_model;
@@ -573,9 +575,24 @@ void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, doub
                   {"activations", mem.activations, "memory_per_chip.activations", ""}},
                  "A serving chip holds its weights, its share of the KV cache and a prefill's working set.", "7",
                  "Memory at inference");
-    m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
-                 {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
-                 "The chip's HBM.", m_chip.isTpu() ? "2" : "12", m_chip.isTpu() ? "TPU memory" : "GPU memory");
+    explainCapacity(m_why, m_chip);
+}
+
+std::string InferenceCost::explainElementwise(const std::string &name, double value, const DerivationValue &rows)
+{
+    if (m_mode == CostMode::Ideal)
+        return m_why.term(name, value, "0", {}, "The book's ideal model leaves out the work beside the matmuls.", "1",
+                          "Where does the time go?");
+    return m_why.term(
+        name, value, "tensors * " + rows.name + " * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
+        {{"tensors", kDecodeElementwiseTensors, "", "[rows, d_model] tensors each layer's norms, residuals and activations move"},
+         rows,
+         {"d_model", double(m_model.dModel), "", "model: d_model"},
+         {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
+         {"layers", double(m_model.layers), "", "model: layers"},
+         lanesValue(), hbmValue(), hbmEfficiencyValue()},
+        "Work beside the matmuls: norms, residuals and activations through HBM. The book's ideal model leaves it out.",
+        "1", "Where does the time go?");
 }
 
 void InferenceCost::explainDecode(const Phase &ph, double batch, double context, double expertFraction, double kvRead,
@@ -648,19 +665,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
                                       "Attention during decode is bound by reading the KV cache at any batch: its "
                                       "arithmetic intensity is about 1.",
                                       "7", "Attention during prefill and generation");
-    const std::string elementwise = m_why.term(
-        "decode_elementwise_s", ph.elementwise,
-        ideal ? "0" : "tensors * batch * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
-        ideal ? std::vector<DerivationValue>{}
-              : std::vector<DerivationValue>{{"tensors", kDecodeElementwiseTensors, "",
-                                              "[batch, d_model] tensors each layer's norms, residuals and activations move"},
-                                             batchValue,
-                                             {"d_model", double(m.dModel), "", "model: d_model"},
-                                             {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
-                                             {"layers", double(m.layers), "", "model: layers"},
-                                             lanesValue(), hbmValue(), hbmEfficiencyValue()},
-        "Work beside the matmuls: norms, residuals and activations through HBM. The book's ideal model leaves it out.",
-        "1", "Where does the time go?");
+    const std::string elementwise = explainElementwise("decode_elementwise_s", ph.elementwise, batchValue);
     std::vector<DerivationValue> parts;
     for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
         parts.push_back({"c" + std::to_string(i), m_out.collectives[i].timeS, "collectives[" + std::to_string(i) + "].time_s", ""});
@@ -713,19 +718,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     const std::string compute = m_why.term("prefill_compute_s", ph.compute, "max(flops_s, weights_s)",
                                            {{"flops_s", ph.flops, flops, ""}, {"weights_s", ph.weights, weights, ""}},
                                            "The longer of the FLOPs and the weight reads.", "1", "Where does the time go?");
-    const bool ideal = m_mode == CostMode::Ideal;
-    const std::string elementwise = m_why.term(
-        "prefill_elementwise_s", ph.elementwise,
-        ideal ? "0" : "tensors * tokens * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
-        ideal ? std::vector<DerivationValue>{}
-              : std::vector<DerivationValue>{{"tensors", kDecodeElementwiseTensors, "",
-                                              "[tokens, d_model] tensors each layer's norms, residuals and activations move"},
-                                             tokens,
-                                             {"d_model", double(m.dModel), "", "model: d_model"},
-                                             {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
-                                             {"layers", double(m.layers), "", "model: layers"},
-                                             lanesValue(), hbmValue(), hbmEfficiencyValue()},
-        "Work beside the matmuls through HBM. The book's ideal model leaves it out.", "1", "Where does the time go?");
+    const std::string elementwise = explainElementwise("prefill_elementwise_s", ph.elementwise, tokens);
     std::vector<DerivationValue> parts;
     for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
         parts.push_back({"c" + std::to_string(i), m_out.collectives[i].exposedS, "collectives[" + std::to_string(i) + "].exposed_s", ""});
