@@ -89,6 +89,13 @@ private:
     double prefillMatmulShape() const;
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
+    /// The layers' weights over the whole model: outside the routed experts (embeddings not
+    /// included) and in them.
+    struct Weights {
+        double dense = 0;
+        double experts = 0;
+    };
+    Weights layerWeights() const;
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
     /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
@@ -167,15 +174,22 @@ std::optional<Error> InferenceCost::validate()
     return std::nullopt;
 }
 
+InferenceCost::Weights InferenceCost::layerWeights() const
+{
+    const ModelSpec &m = m_model;
+    Weights w;
+    w.dense = double(m.layers) * double(m_params.attentionPerLayer)
+              + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
+              + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
+    w.experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    return w;
+}
+
 double InferenceCost::weightBytesPerChip() const
 {
     // Everything but the routed experts is split over tensor, pipeline and FSDP; experts also over
     // the expert axis. Embeddings sit on the first stage, the output projection on the last.
-    const ModelSpec &m = m_model;
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [dense, experts] = layerWeights();
     const double vocab = double(m_params.embedding + m_params.unembedding);
     const double perChip = dense / (m_tp * m_pp * m_fs) + experts / (m_tp * m_pp * m_fs * m_ep)
                            + vocab / (m_tp * m_fs) / (m_pp > 1 ? 2.0 : 1.0);
@@ -303,10 +317,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         const double e = m.moe->experts;
         expertFraction = 1.0 - std::pow(1.0 - double(m.moe->expertsPerToken) / e, batch);
     }
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [layers, experts] = layerWeights();
+    const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_decodeWeightHbm);
     const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
                                 + double(m.vocab * m.dModel);
@@ -526,10 +538,7 @@ DerivationValue InferenceCost::lanesValue() const
 void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, double maxContext)
 {
     const ModelSpec &m = m_model;
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [dense, experts] = layerWeights();
     const double vocab = double(m_params.embedding + m_params.unembedding);
     m_why.record("memory_per_chip.params", mem.params,
                  "(dense_weights / (tensor * pipeline * fsdp) + expert_weights / (tensor * pipeline * fsdp * expert) + "
@@ -599,10 +608,8 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
                                   double attnFlops, std::size_t firstCollective)
 {
     const ModelSpec &m = m_model;
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [layers, experts] = layerWeights();
+    const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     const bool ideal = m_mode == CostMode::Ideal;
     const DerivationValue batchValue{"batch", batch, "", "sequences per decoding replica"};
     std::string weightsSource = "the HBM rate weights stream at";
