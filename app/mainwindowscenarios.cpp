@@ -4,6 +4,7 @@
 #include "mainwindow.h"
 #include "plandocument.h"
 
+#include "base/derivation.h"
 #include "plan/scenariocatalog.h"
 
 #include "meshcanvas.h"
@@ -106,6 +107,7 @@ void MainWindow::createScenarioBar()
     m_scenarioHeading->setObjectName(QStringLiteral("scenarioHeading"));
     m_scenarioHeading->setTextFormat(Qt::RichText);
     m_scenarioHeading->setWordWrap(true);
+    m_scenarioHeading->setOpenExternalLinks(true);
     m_scenarioNote = new QLabel(bar);
     m_scenarioNote->setObjectName(QStringLiteral("scenarioNote"));
     m_scenarioNote->setTextFormat(Qt::PlainText);
@@ -182,8 +184,9 @@ bool MainWindow::openScenario(const QString &id)
     m_lastError.clear();
     m_scenarioId = scenario->id;
     // The title is in the mesh's header just below; the heading says where in the book it is from.
-    m_scenarioHeading->setText(tr("<b>Scenario</b> &nbsp;·&nbsp; <i>How To Scale Your Model</i>, ch. %1: %2")
-                                   .arg(qs(scenario->chapter), qs(scenario->section).toHtmlEscaped()));
+    m_scenarioHeading->setText(tr("<b>Scenario</b> &nbsp;·&nbsp; <a href=\"%1\"><i>How To Scale Your Model</i>, ch. %2</a>: %3")
+                                   .arg(qs(model::bookChapterUrl(scenario->chapter)).toHtmlEscaped(),
+                                        qs(scenario->chapter), qs(scenario->section).toHtmlEscaped()));
     m_scenarioHeading->setToolTip(qs(scenario->title));
     m_scenarioNote->setText(qs(scenario->note));
     m_scenarioBar->show();

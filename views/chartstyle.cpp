@@ -245,6 +245,9 @@ QPalette darkPalette(QPalette palette)
     palette.setColor(QPalette::Mid, QColor(0x55, 0x58, 0x5e));
     palette.setColor(QPalette::Highlight, QColor(0x35, 0x84, 0xe4));
     palette.setColor(QPalette::HighlightedText, Qt::white);
+    // Fusion's links are #0000ff, unreadable on the dark base (the scenario note's book link).
+    palette.setColor(QPalette::Link, QColor(0x6c, 0xb4, 0xff));
+    palette.setColor(QPalette::LinkVisited, QColor(0xb4, 0x9c, 0xff));
     palette.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
     palette.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
     palette.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80)); // a disabled Cancel reads as one

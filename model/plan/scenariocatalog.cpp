@@ -3,7 +3,6 @@
 #include "base/embeddedresources.h"
 
 #include <cstdlib>
-#include <iterator>
 #include <iostream>
 #include <stdexcept>
 
@@ -67,29 +66,6 @@ const Scenario *findScenario(std::string_view id)
         if (s.id == id)
             return &s;
     return nullptr;
-}
-
-std::string_view bookChapterTitle(std::string_view chapter)
-{
-    // The chapters of How To Scale Your Model (jax-ml/scaling-book), in its own words.
-    static constexpr std::string_view titles[] = {
-        "All About Rooflines",
-        "How to Think About TPUs",
-        "Sharded Matrices and How to Multiply Them",
-        "All the Transformer Math You Need to Know",
-        "How to Parallelize a Transformer for Training",
-        "Training LLaMA 3 on TPUs",
-        "All About Transformer Inference",
-        "Serving LLaMA 3-70B on TPUs",
-        "How to Profile TPU Programs",
-        "Programming TPUs in JAX",
-        "Conclusions and Further Reading",
-        "How to Think About GPUs",
-    };
-    for (std::size_t i = 0; i < std::size(titles); ++i)
-        if (chapter == std::to_string(i + 1))
-            return titles[i];
-    return {};
 }
 
 std::string scenarioIdList()

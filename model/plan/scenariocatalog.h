@@ -24,9 +24,6 @@ struct Scenario {
 const std::vector<Scenario> &builtInScenarios();
 /// The scenario with this id, or nullptr.
 const Scenario *findScenario(std::string_view id);
-/// The title of one of the book's chapters ("5": "How to Parallelize a Transformer for
-/// Training"), or "" for a chapter it does not have.
-std::string_view bookChapterTitle(std::string_view chapter);
 /// "matmul-roofline, multislice-dcn-allreduce, ..." — for error messages.
 std::string scenarioIdList();
 

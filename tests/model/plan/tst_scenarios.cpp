@@ -1,6 +1,8 @@
 // The scenario library (resources/scenarios.json): every scenario loads, evaluates, round-trips
 // through the plan writer, and shows in the model's numbers the phenomenon its note teaches. Each
 // test states the hand derivation of the number it asserts (the book's formula, the plan's values).
+#include "base/derivation.h"
+#include "base/expression.h"
 #include "cost/evaluation.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
