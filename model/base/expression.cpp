@@ -4,6 +4,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <charconv>
 #include <cstdlib>
 
 namespace meshplan::model {
@@ -67,16 +68,36 @@ private:
         return true;
     }
 
-    static NodePtr binary(Node::Kind kind, NodePtr a, NodePtr b)
+    NodePtr binary(Node::Kind kind, NodePtr a, NodePtr b)
     {
         auto n = std::make_shared<Node>();
         n->kind = kind;
+        n->height = 1 + std::max(a->height, b->height);
         n->operands = {std::move(a), std::move(b)};
+        tooDeep(n->height);
         return n;
     }
 
+    /// Sets the error once a tree or the parser's recursion passes kMaxExpressionDepth.
+    bool tooDeep(int depth)
+    {
+        if (depth > kMaxExpressionDepth && m_error.empty())
+            m_error = "the formula nests deeper than " + std::to_string(kMaxExpressionDepth) + " levels";
+        return !m_error.empty();
+    }
+
+    /// Counts one level of the parser's recursion while it lives.
+    struct Level {
+        Parser &parser;
+        explicit Level(Parser &p) : parser(p) { ++parser.m_depth; }
+        ~Level() { --parser.m_depth; }
+    };
+
     NodePtr sum()
     {
+        const Level level(*this);
+        if (tooDeep(m_depth))
+            return std::make_shared<Node>();
         NodePtr left = product();
         while (m_error.empty()) {
             if (take("+"))
@@ -105,10 +126,14 @@ private:
 
     NodePtr unary()
     {
+        const Level level(*this);
+        if (tooDeep(m_depth))
+            return std::make_shared<Node>();
         if (take("-")) {
             auto n = std::make_shared<Node>();
             n->kind = Node::Kind::Negate;
             n->operands = {unary()};
+            n->height = 1 + n->operands[0]->height;
             return n;
         }
         NodePtr base = atom();
@@ -121,6 +146,7 @@ private:
     {
         skipSpace();
         auto n = std::make_shared<Node>();
+        n->position = m_pos + 1;
         if (m_pos >= m_text.size()) {
             m_error = "the formula ends early";
             return n;
@@ -135,18 +161,20 @@ private:
                 return n;
             auto copy = std::make_shared<Node>(*inner);
             copy->parenthesized = true;
+            copy->height = inner->height + 1;
+            tooDeep(copy->height);
             return copy;
         }
         if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
-            const std::string rest(m_text.substr(m_pos));
-            char *end = nullptr;
+            // from_chars reads "0.5" as the contract writes it, whatever the C locale says.
+            const char *begin = m_text.data() + m_pos;
+            const auto [end, error] = std::from_chars(begin, m_text.data() + m_text.size(), n->number);
             n->kind = Node::Kind::Number;
-            n->number = std::strtod(rest.c_str(), &end);
-            if (end == rest.c_str()) {
+            if (error != std::errc() || end == begin) {
                 m_error = "a malformed number";
                 return n;
             }
-            m_pos += static_cast<std::size_t>(end - rest.c_str());
+            m_pos += static_cast<std::size_t>(end - begin);
             return n;
         }
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
@@ -166,6 +194,8 @@ private:
                 do
                     n->operands.push_back(sum());
                 while (m_error.empty() && take(","));
+                for (const auto &operand : n->operands)
+                    n->height = std::max(n->height, operand->height + 1);
                 if (m_error.empty() && !take(")"))
                     m_error = "missing ')' after the arguments of " + n->name;
                 const bool unaryCall = n->name != "min" && n->name != "max";
@@ -182,6 +212,7 @@ private:
 
     std::string_view m_text;
     std::size_t m_pos = 0;
+    int m_depth = 0;
     std::string m_error;
 };
 
@@ -200,7 +231,7 @@ Expected<double> evaluateNode(const Node &n, const std::map<std::string, double>
     case Node::Kind::Name: {
         const auto it = values.find(n.name);
         if (it == values.end())
-            return Error{"expression", "no value named '" + n.name + "'"};
+            return Error{"expression", "no value named '" + n.name + "' at character " + std::to_string(n.position)};
         return it->second;
     }
     case Node::Kind::Negate:

@@ -21,10 +21,16 @@ struct ExpressionNode {
     double number = 0;     ///< Number
     std::string name;      ///< Name, or the function of a Call
     bool parenthesized = false; ///< written inside parentheses in the text (a typesetter may drop them)
+    std::size_t position = 0;   ///< 1-based character of the node's text (names: for errors)
+    int height = 1;             ///< levels of the tree below and including this node
     std::vector<std::shared_ptr<const ExpressionNode>> operands; ///< 1 (Negate), 2 (binary), 1+ (Call)
 };
 
-/// A parsed formula. Cheap to copy (the tree is shared and immutable).
+/// A parsed formula. Cheap to copy (the tree is shared and immutable). Numbers read the same in
+/// every locale; a formula nested deeper than kMaxExpressionDepth levels (parentheses, minus
+/// signs or a chain of operators) is refused, so that no text can exhaust the stack.
+inline constexpr int kMaxExpressionDepth = 1000;
+
 class Expression
 {
 public:
