@@ -237,6 +237,7 @@ private:
     QDockWidget *m_explainDock = nullptr;
     std::string m_explainPath;   ///< the number last picked ("" for none)
     std::string m_explainedPlan; ///< the plan (JSON text) the panel's derivations are of
+    bool m_explainSized = false; ///< the dock was given its first height
 };
 
 } // namespace meshplan::app

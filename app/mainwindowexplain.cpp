@@ -144,8 +144,17 @@ void MainWindow::createExplain()
         splitDockWidget(inspector, m_explainDock, Qt::Vertical);
     m_explainDock->hide();
     connect(m_explainDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible)
-            updateExplain();
+        if (!visible)
+            return;
+        // The first time, half of the inspector's height: a formula, its numbers and the inputs
+        // need it, and the summary stays in view above.
+        auto *inspector = findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+        if (!m_explainSized && inspector && inspector->isVisible() && !m_explainDock->isFloating()) {
+            m_explainSized = true;
+            const int both = inspector->height() + m_explainDock->height();
+            resizeDocks({inspector, m_explainDock}, {both * 45 / 100, both * 55 / 100}, Qt::Vertical);
+        }
+        updateExplain();
     });
 
     QAction *toggle = m_explainDock->toggleViewAction();

@@ -6,7 +6,9 @@
 #include <QEvent>
 #include <QLabel>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QTextDocumentFragment>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -42,6 +44,31 @@ QString humanize(std::string key)
 
 /// The smallest width a formula is shrunk to before the panel scrolls sideways.
 constexpr qreal kMinFormulaScale = 0.6;
+
+/// A formula in a frameless area that scrolls sideways once the formula cannot shrink further.
+QScrollArea *formulaScroll(FormulaView *view, QWidget *parent)
+{
+    auto *scroll = new QScrollArea(parent);
+    scroll->setObjectName(view->objectName() + QStringLiteral("Scroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    scroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    scroll->setWidget(view);
+    view->setAutoFillBackground(false);
+    scroll->viewport()->setAutoFillBackground(false);
+    return scroll;
+}
+
+/// Gives `scroll` the height its formula takes at the width it has, plus a scroll bar's where
+/// the formula is wider than that even shrunk.
+void fitFormulaScroll(QScrollArea *scroll, FormulaView *view, int width)
+{
+    const bool scrolls = view->minimumSizeHint().width() > width;
+    const int bar = scrolls ? scroll->horizontalScrollBar()->sizeHint().height() : 0;
+    scroll->setFixedHeight(view->heightForWidth(std::max(width, view->minimumSizeHint().width())) + bar);
+}
 
 } // namespace
 
@@ -198,7 +225,7 @@ ExplainPanel::ExplainPanel(QWidget *parent)
     m_scroll = new QScrollArea(this);
     m_scroll->setFrameShape(QFrame::NoFrame);
     m_scroll->setWidgetResizable(true);
-    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // text wraps; a long formula scrolls on its own
     auto *content = new QWidget(m_scroll);
     auto *layout = new QVBoxLayout(content);
     layout->setContentsMargins(10, 6, 10, 10);
@@ -223,11 +250,11 @@ ExplainPanel::ExplainPanel(QWidget *parent)
     };
     const auto heading = [this](const QString &text) {
         auto *l = new QLabel(text, m_body);
+        m_headings.push_back(l);
         QFont f = l->font();
         f.setBold(true);
         f.setPointSizeF(f.pointSizeF() * 0.9);
         l->setFont(f);
-        l->setForegroundRole(QPalette::PlaceholderText);
         l->setContentsMargins(0, 6, 0, 0);
         return l;
     };
@@ -245,9 +272,11 @@ ExplainPanel::ExplainPanel(QWidget *parent)
     m_formulaHeading = heading(tr("Formula"));
     m_formula = new FormulaView(m_body);
     m_formula->setObjectName(QStringLiteral("explainFormula"));
+    m_formulaScroll = formulaScroll(m_formula, m_body);
     m_substitutedHeading = heading(tr("With this plan's numbers"));
     m_substituted = new FormulaView(m_body);
     m_substituted->setObjectName(QStringLiteral("explainSubstituted"));
+    m_substitutedScroll = formulaScroll(m_substituted, m_body);
     m_words = label(QStringLiteral("explainWords"));
     m_inputsHeading = heading(tr("Inputs"));
     m_inputs = label(QStringLiteral("explainInputs"));
@@ -260,13 +289,14 @@ ExplainPanel::ExplainPanel(QWidget *parent)
     m_chapter->setTextFormat(Qt::RichText);
     m_chapter->setOpenExternalLinks(true);
     auto *book = heading(tr("In the book"));
-    for (QWidget *w : std::initializer_list<QWidget *>{m_title, m_value, m_idealLine, m_formulaHeading, m_formula,
-                                                       m_substitutedHeading, m_substituted, m_words, m_inputsHeading,
+    for (QWidget *w : std::initializer_list<QWidget *>{m_title, m_value, m_idealLine, m_formulaHeading, m_formulaScroll,
+                                                       m_substitutedHeading, m_substitutedScroll, m_words, m_inputsHeading,
                                                        m_inputs, book, m_chapter})
         body->addWidget(w);
     layout->addWidget(m_body);
     layout->addStretch(1);
     m_scroll->setWidget(content);
+    m_scroll->viewport()->installEventFilter(this);
     outer->addWidget(m_scroll, 1);
     render();
 }
@@ -339,8 +369,41 @@ void ExplainPanel::changeEvent(QEvent *event)
         render(); // link colours are written into the rich text
 }
 
+void ExplainPanel::fitFormulas()
+{
+    const int width = m_scroll->viewport()->width() - 20; // the content's margins
+    fitFormulaScroll(m_formulaScroll, m_formula, width);
+    fitFormulaScroll(m_substitutedScroll, m_substituted, width);
+}
+
+void ExplainPanel::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitFormulas();
+}
+
+bool ExplainPanel::eventFilter(QObject *watched, QEvent *event)
+{
+    // The width the formulas have changes with the vertical scroll bar too, not only the panel.
+    if (watched == m_scroll->viewport() && event->type() == QEvent::Resize)
+        fitFormulas();
+    return QWidget::eventFilter(watched, event);
+}
+
 void ExplainPanel::render()
 {
+    // Headings a step quieter than the text, on either palette.
+    const QColor text = palette().color(QPalette::WindowText);
+    const QColor window = palette().color(QPalette::Window);
+    const QColor quiet = QColor::fromRgbF(0.65f * text.redF() + 0.35f * window.redF(),
+                                          0.65f * text.greenF() + 0.35f * window.greenF(),
+                                          0.65f * text.blueF() + 0.35f * window.blueF());
+    for (QLabel *heading : m_headings) {
+        QPalette p = heading->palette();
+        p.setColor(QPalette::WindowText, quiet);
+        heading->setPalette(p);
+    }
+
     m_links.clear();
     m_back->setVisible(!m_history.empty());
     QStringList trail;
@@ -350,6 +413,7 @@ void ExplainPanel::render()
         trail << titleOf(m_path);
     m_trail->setText(trail.size() > 1 ? trail.join(QStringLiteral(" › ")) : QString());
     m_trail->setVisible(trail.size() > 1);
+    m_back->parentWidget()->setVisible(!m_history.empty()); // no empty row above a first number
 
     const auto it = m_achievable.find(m_path);
     if (m_path.empty() || it == m_achievable.end()) {
@@ -425,8 +489,11 @@ void ExplainPanel::render()
         m_substituted->setFormula(std::nullopt);
     }
     m_formulaHeading->setText(parsed ? tr("Formula") : tr("Formula: %1").arg(qs(d.expression)));
+    fitFormulas();
     m_formula->setToolTip(qs(d.expression));
     m_substitutedHeading->setVisible(parsed.hasValue());
+    m_formulaScroll->setVisible(parsed.hasValue());
+    m_substitutedScroll->setVisible(parsed.hasValue());
 
     m_words->setText(qs(d.words));
     m_words->setVisible(!d.words.empty());
@@ -443,7 +510,8 @@ void ExplainPanel::render()
         } else {
             where = qs(v.source).toHtmlEscaped();
         }
-        rows += QStringLiteral("<tr><td>%1</td><td>&nbsp;=&nbsp;</td><td><b>%2</b></td><td>&nbsp;&nbsp;%3</td></tr>")
+        rows += QStringLiteral("<tr><td style='white-space:nowrap'>%1</td><td>&nbsp;=&nbsp;</td>"
+                                   "<td style='white-space:nowrap'><b>%2</b></td><td>&nbsp;&nbsp;%3</td></tr>")
                     .arg(symbolHtml(v.name), formatNamedValue(v.name, v.value).html(), where);
     }
     rows += QStringLiteral("</table>");

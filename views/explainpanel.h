@@ -85,9 +85,13 @@ public:
 
 protected:
     void changeEvent(QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void render();
+    /// Sizes the formulas' areas to the panel's width.
+    void fitFormulas();
     QString titleOf(const std::string &path) const;
     QColor linkColor() const;
 
@@ -109,8 +113,11 @@ private:
     QLabel *m_idealLine = nullptr;
     QLabel *m_formulaHeading = nullptr;
     FormulaView *m_formula = nullptr;
+    QScrollArea *m_formulaScroll = nullptr;
     QLabel *m_substitutedHeading = nullptr;
     FormulaView *m_substituted = nullptr;
+    QScrollArea *m_substitutedScroll = nullptr;
+    std::vector<QLabel *> m_headings;
     QLabel *m_words = nullptr;
     QLabel *m_inputsHeading = nullptr;
     QLabel *m_inputs = nullptr;

@@ -41,8 +41,11 @@ QString greek(const std::string &word)
 
 /// A name split as the book writes it: the part before the first '_' is the symbol, the rest
 /// its subscript (further '_' read as spaces).
-std::pair<QString, QString> splitName(const std::string &name)
+std::pair<QString, QString> splitName(std::string name)
 {
+    // A trailing _s says "seconds", which the values show: compute_s is written T-less as compute.
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, "_s") == 0)
+        name.resize(name.size() - 2);
     const auto cut = name.find('_');
     const std::string head = cut == std::string::npos || cut == 0 ? name : name.substr(0, cut);
     std::string tail = cut == std::string::npos || cut == 0 ? std::string() : name.substr(cut + 1);
@@ -297,7 +300,7 @@ public:
         const QFontMetricsF fm(f);
         Box b;
         // A line of text, subscripts included, takes the font's own parentheses.
-        if (inner.ascent <= fm.ascent() * 1.05 && inner.descent <= fm.descent() * 1.7) {
+        if (inner.ascent <= fm.ascent() * 1.05 && inner.descent <= fm.descent() * 2.0) {
             b = row({text(open, f), inner, text(close, f)});
         } else {
             // Taller than a line (a fraction inside): parentheses drawn to its height.

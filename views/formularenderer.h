@@ -38,7 +38,7 @@ struct FormattedValue {
 FormattedValue formatNamedValue(const std::string &name, double value);
 
 /// A name as the book would write it: `t_math` → italic t with subscript "math", Greek names as
-/// letters (alpha → α). Rich text, for labels beside a typeset formula.
+/// letters (alpha → α), a unit suffix _s left to the value (compute_s → compute). Rich text, for labels beside a typeset formula.
 QString symbolHtml(const std::string &name);
 
 class FormulaRenderer

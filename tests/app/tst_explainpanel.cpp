@@ -339,6 +339,7 @@ private slots:
         QVERIFY(!panel->formulaText().isEmpty());
         QVERIFY(panel->substitutedText().endsWith(QStringLiteral(" = ") + secs(evaluation->step.time)));
         QVERIFY(!panel->chapterText().isEmpty());
+        QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
         QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-step-time.png")));
         // Drill into the first input with a derivation of its own, then Back.
         const auto links = panel->inputLinks();
@@ -347,6 +348,7 @@ private slots:
             ->linkActivated(QStringLiteral("explain:") + QString::fromStdString(links.front()));
         QCOMPARE(panel->currentPath(), links.front());
         QVERIFY(!panel->isEmptyState());
+        QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
         QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-drilled.png")));
         panel->back();
         QCOMPARE(panel->currentPath(), std::string("step.time_s"));
@@ -366,6 +368,7 @@ private slots:
         QCOMPARE(clicked.count(), 1);
         QCOMPARE(panel->currentPath(), std::string("memory_per_chip.params"));
         QCOMPARE(panel->valueText(), QString::fromStdString(model::formatBytes(evaluation->memory.params, true)));
+        QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
         QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-memory-params.png")));
 
         // 3. A collective, picked on the roofline; its time is the result's.
@@ -387,6 +390,7 @@ private slots:
         QVERIFY(panel->titleText().startsWith(
             QString::fromStdString(evaluation->collectives[static_cast<std::size_t>(c)].purpose)));
         QCOMPARE(panel->valueText(), secs(evaluation->collectives[static_cast<std::size_t>(c)].timeS));
+        QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
         QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-collective.png")));
         // An on-chip op's point maps to its entry of Evaluation::operations.
         emit roofline->pointSelected(opPoint);
@@ -453,6 +457,7 @@ private slots:
         // Dark: the panel follows the palette.
         window->setDarkTheme(true);
         QApplication::processEvents();
+        QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
         QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-mfu-dark.png")));
         QVERIFY(window->grab().save(outDir() + QStringLiteral("/window-whole-dark.png")));
         window->setDarkTheme(false);
@@ -473,6 +478,7 @@ private slots:
         QCOMPARE(panel->currentPath(), std::string("inference.decode_step_s"));
         QCOMPARE(panel->valueText(), secs(evaluation->inference->decodeStepS));
         QVERIFY(!panel->formulaText().isEmpty());
+        QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
         QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-decode-step.png")));
     }
 };
