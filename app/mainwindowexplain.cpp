@@ -15,7 +15,6 @@
 #include "timelinechart.h"
 
 #include <QAction>
-#include <QApplication>
 #include <QCursor>
 #include <QDockWidget>
 #include <QMenu>
@@ -202,15 +201,20 @@ void MainWindow::explainUnderCursor()
 {
     // A number under the mouse is explained; else the one last clicked.
     const QPoint global = QCursor::pos();
-    QWidget *under = QApplication::widgetAt(global);
+    // The chart on screen whose area holds the mouse (QApplication::widgetAt finds no window
+    // on some platforms, offscreen among them).
+    const auto under = [&global](QWidget *chart) {
+        return chart->isVisible() && !chart->visibleRegion().isEmpty()
+               && chart->rect().contains(chart->mapFromGlobal(global));
+    };
     std::string path;
-    if (under == m_memory) {
+    if (under(m_memory)) {
         path = memoryLayerPath(m_memory->segmentAt(m_memory->mapFromGlobal(QPointF(global))).second);
-    } else if (under == m_timeline) {
+    } else if (under(m_timeline)) {
         const int index = m_timeline->segmentAt(m_timeline->mapFromGlobal(QPointF(global)));
         if (index >= 0)
             path = timelineSegmentPath(m_timeline->timeline().segments.at(static_cast<std::size_t>(index)));
-    } else if (under == m_roofline) {
+    } else if (under(m_roofline)) {
         const int index = m_roofline->pointAt(m_roofline->mapFromGlobal(QPointF(global)));
         const auto &evaluation = m_document->evaluation();
         if (index >= 0 && (m_preview || evaluation))

@@ -454,6 +454,18 @@ private slots:
         QCOMPARE(window->explainPanel()->currentPath(), std::string("mfu"));
         QCOMPARE(window->explainPanel()->valueText(),
                  views::formatPathValue("mfu", window->document()->evaluation()->mfu).plain());
+        // F1 over a memory segment explains that segment.
+        window->chartDocks().at(1)->raise();
+        window->updateCharts(true);
+        auto *memory = window->memoryChart();
+        memory->replot(QCustomPlot::rpImmediateRefresh);
+        const double params = memory->layerBytes(0, 0);
+        const QPoint at(static_cast<int>(memory->xAxis->coordToPixel(0)),
+                        static_cast<int>(memory->yAxis->coordToPixel(params / 2 / (1024.0 * 1024 * 1024))));
+        QCursor::setPos(memory->mapToGlobal(at));
+        QCOMPARE(QCursor::pos(), memory->mapToGlobal(at));
+        QTest::keyClick(window.get(), Qt::Key_F1);
+        QCOMPARE(window->explainPanel()->currentPath(), std::string("memory_per_chip.params"));
         // Dark: the panel follows the palette.
         window->setDarkTheme(true);
         QApplication::processEvents();
