@@ -76,14 +76,16 @@ QString exportTitle(const model::Plan &plan)
            + QStringLiteral(" · ") + dtypeText;
 }
 
-std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,
-                                   bool dark, bool titled)
+std::unique_ptr<QCustomPlot> buildChart(const model::Plan &plan, const model::Evaluation &evaluation,
+                                        const std::string &chart, bool dark, QString *error)
 {
-    auto evaluation = model::evaluate(plan);
-    if (!evaluation)
-        return QString::fromStdString(evaluation.error().toString());
+    const auto failed = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return std::unique_ptr<QCustomPlot>();
+    };
     if (chart == "sweep-chips" && plan.kind == model::WorkloadKind::Inference)
-        return tr("--chart sweep-chips: a serving plan is swept over batch sizes; use --chart sweep");
+        return failed(tr("--chart sweep-chips: a serving plan is swept over batch sizes; use --chart sweep"));
     // The palette comes first: feeding picks colours from it.
     const auto styled = [dark](QCustomPlot *plot) {
         if (dark)
@@ -94,25 +96,39 @@ std::optional<QString> renderChart(const model::Plan &plan, const std::string &c
     if (chart == "roofline") {
         auto *c = new views::RooflineChart;
         plot.reset(styled(c));
-        feedRoofline(c, plan, *evaluation);
+        feedRoofline(c, plan, evaluation);
     } else if (chart == "memory") {
         auto *c = new views::MemoryChart;
         plot.reset(styled(c));
-        feedMemory(c, *evaluation);
+        feedMemory(c, evaluation);
     } else if (chart == "timeline") {
         auto *c = new views::TimelineChart;
         plot.reset(styled(c));
-        feedTimeline(c, plan, *evaluation);
+        feedTimeline(c, plan, evaluation);
     } else if (chart == "sweep" || chart == "sweep-chips") {
         auto *c = new views::SweepChart;
         plot.reset(styled(c));
-        feedSweep(c, plan, *evaluation, chart == "sweep-chips");
+        feedSweep(c, plan, evaluation, chart == "sweep-chips");
         // A file holding only "cannot sweep" would pass for a chart in a build script.
         if (!c->message().isEmpty())
-            return tr("%1: %2; nothing was written").arg(QString::fromStdString(chart), c->message());
+            return failed(tr("%1: %2; nothing was written").arg(QString::fromStdString(chart), c->message()));
     } else {
-        return tr("--chart: expected roofline, memory, timeline, sweep or sweep-chips, got \"%1\"").arg(QString::fromStdString(chart));
+        return failed(tr("--chart: expected roofline, memory, timeline, sweep or sweep-chips, got \"%1\"")
+                          .arg(QString::fromStdString(chart)));
     }
+    return plot;
+}
+
+std::optional<QString> renderChart(const model::Plan &plan, const std::string &chart, const QString &path, QSize size,
+                                   bool dark, bool titled)
+{
+    auto evaluation = model::evaluate(plan);
+    if (!evaluation)
+        return QString::fromStdString(evaluation.error().toString());
+    QString error;
+    std::unique_ptr<QCustomPlot> plot = buildChart(plan, *evaluation, chart, dark, &error);
+    if (!plot)
+        return error;
     // Laid out at the presentation scale's share of the size, so text grows with a slide.
     const double scale = views::presentationScale(size);
     const QSize layout(static_cast<int>(std::lround(size.width() / scale)), static_cast<int>(std::lround(size.height() / scale)));

@@ -9,8 +9,11 @@
 #include <QSize>
 #include <QString>
 
+#include <memory>
 #include <optional>
 #include <string>
+
+class QCustomPlot;
 
 namespace meshplan::views {
 class MemoryChart;
@@ -31,6 +34,11 @@ void feedSweep(views::SweepChart *chart, const model::Plan &plan, const model::E
 /// The chart names `render` accepts.
 /// "sweep" varies the per-chip batch (serving: the batch), "sweep-chips" the chip count.
 inline constexpr const char *kChartNames[] = {"roofline", "memory", "timeline", "sweep", "sweep-chips"};
+
+/// Chart `chart` (one of kChartNames) of `plan`, fed and styled (dark palette or light), not yet
+/// sized; null with `error` set where the plan has no such chart.
+std::unique_ptr<QCustomPlot> buildChart(const model::Plan &plan, const model::Evaluation &evaluation,
+                                        const std::string &chart, bool dark, QString *error = nullptr);
 
 /// Renders chart `chart` of `plan` to `path` (.png, .pdf or .svg) at `size`; a message on failure.
 /// Needs a QApplication (any platform, offscreen included).

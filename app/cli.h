@@ -18,6 +18,9 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
 /// QApplication. Same exit codes and error style as runCli.
 int runRender(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
+/// Runs `report PLAN -o FILE.pdf|FILE.html [--dark]` (`args` from "report" on); needs a
+/// QApplication. Same exit codes and error style as runCli.
+int runReport(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 /// Runs `search PLAN [--objective ...] [--latency S] [--max-chips N] [--top K] [--save-best FILE]`
 /// with runCli's parsed options (`args` keyed as its option table); same exit codes and errors.
 int runSearch(const std::vector<std::string> &positional, const nlohmann::json &args, bool asJson, bool ideal,
@@ -25,6 +28,10 @@ int runSearch(const std::vector<std::string> &positional, const nlohmann::json &
 /// Runs `compare BASELINE CANDIDATE` once runCli has read its options (clicompare.cpp): the
 /// summary numbers of both results with differences and ratios, then what changed.
 int runCompare(const std::vector<std::string> &files, bool asJson, bool ideal, std::ostream &out, std::ostream &err);
+
+/// Runs `scenarios [--json]` (the built-in scenarios) or `scenarios ID [-o FILE.meshplan] [--json]`
+/// (`args` from "scenarios" on; cliscenarios.cpp). Same exit codes and error style as runCli.
+int runScenarios(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 model::Expected<model::Plan> loadPlan(const std::string &file);

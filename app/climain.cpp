@@ -16,7 +16,7 @@ int run(int argc, char **argv)
         std::cout << "meshplan-cli " MESHPLAN_VERSION "\n";
         return 0;
     }
-    if (!args.empty() && args.front() == "render") {
+    if (!args.empty() && (args.front() == "render" || args.front() == "report")) {
         // Charts need a GUI application but never a display: pick the offscreen platform.
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -33,6 +33,8 @@ int run(int argc, char **argv)
         QFont font(QStringLiteral("DejaVu Sans"));
         font.setPointSizeF(QApplication::font().pointSizeF());
         QApplication::setFont(font);
+        if (args.front() == "report")
+            return meshplan::app::runReport(args, std::cout, std::cerr);
         return meshplan::app::runRender(args, std::cout, std::cerr);
     }
     return meshplan::app::runCli(args, std::cout, std::cerr);

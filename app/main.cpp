@@ -1,6 +1,7 @@
 // meshplan: the desktop planner. `meshplan [FILE]` opens a plan (or the default plan);
-// `meshplan --screenshot OUT.png [--size WxH] [--dark] [--compare BASELINE] [--search] [FILE]` renders
-// the window offscreen and exits (--search: after a search of the plan, its best result previewed).
+// `meshplan --screenshot OUT.png [--size WxH] [--dark] [--compare BASELINE] [--search] [--scenario ID]
+// [FILE]` renders the window offscreen and exits (--search: after a search of the plan, its best result
+// previewed; --scenario: one of the book's worked examples with its teaching note).
 #include "atomicwrite.h"
 #include "mainwindow.h"
 #include "meshcanvas.h"
@@ -85,6 +86,11 @@ int run(int argc, char **argv)
                                     QStringLiteral("With --screenshot: search the plan's parallelizations and "
                                                    "preview the best result in the search panel."));
     parser.addOption(searchOption);
+    QCommandLineOption scenarioOption(QStringLiteral("scenario"),
+                                      QStringLiteral("Open one of the book's worked examples (meshplan-cli scenarios) "
+                                                     "as a new plan, with its teaching note."),
+                                      QStringLiteral("ID"));
+    parser.addOption(scenarioOption);
     parser.process(app);
 
     const QStringList files = parser.positionalArguments();
@@ -114,6 +120,8 @@ int run(int argc, char **argv)
         window.setRecordsRecentFiles(false);
         if (!files.isEmpty() && !window.openFile(files.front()))
             return fail(window.lastError());
+        if (parser.isSet(scenarioOption) && !window.openScenario(parser.value(scenarioOption)))
+            return fail(QStringLiteral("--scenario: %1").arg(window.lastError()));
         if (parser.isSet(compareOption) && !window.pinBaselineFile(parser.value(compareOption)))
             return fail(QStringLiteral("--compare: %1").arg(window.lastError()));
         window.resize(size);
@@ -152,6 +160,8 @@ int run(int argc, char **argv)
     window.show();
     if (!files.isEmpty())
         window.openFile(files.front());
+    if (parser.isSet(scenarioOption))
+        window.openScenario(parser.value(scenarioOption));
     if (parser.isSet(compareOption))
         window.pinBaselineFile(parser.value(compareOption));
     // After a crash the unsaved work is offered whichever file the user opens Meshplan with.

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace meshplan::model {
@@ -242,7 +243,74 @@ void collectNames(const Node &n, std::vector<std::string> &out)
         collectNames(*operand, out);
 }
 
+// Binding strength: a child binds looser than its parent needs parentheses.
+int precedence(const Node &n)
+{
+    switch (n.kind) {
+    case Node::Kind::Add:
+    case Node::Kind::Subtract:
+        return 1;
+    case Node::Kind::Multiply:
+    case Node::Kind::Divide:
+        return 2;
+    case Node::Kind::Negate:
+        return 3;
+    case Node::Kind::Power:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+std::string numberText(double v)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    return buffer;
+}
+
+std::string formatNode(const Node &n, const std::function<std::string(const std::string &)> &name)
+{
+    const auto operand = [&](std::size_t i, bool rightOfNonAssociative) {
+        const Node &c = *n.operands[i];
+        const bool paren = precedence(c) < precedence(n) || (rightOfNonAssociative && precedence(c) == precedence(n))
+                           || (n.kind == Node::Kind::Power && i == 0 && precedence(c) <= precedence(n));
+        const std::string t = formatNode(c, name);
+        return paren ? "(" + t + ")" : t;
+    };
+    switch (n.kind) {
+    case Node::Kind::Number:
+        return numberText(n.number);
+    case Node::Kind::Name:
+        return name(n.name);
+    case Node::Kind::Negate:
+        return "−" + operand(0, false);
+    case Node::Kind::Add:
+        return operand(0, false) + " + " + operand(1, false);
+    case Node::Kind::Subtract:
+        return operand(0, false) + " − " + operand(1, true);
+    case Node::Kind::Multiply:
+        return operand(0, false) + " × " + operand(1, false);
+    case Node::Kind::Divide:
+        return operand(0, false) + " / " + operand(1, true);
+    case Node::Kind::Power:
+        return operand(0, false) + "^" + operand(1, false);
+    case Node::Kind::Call: {
+        std::string out = n.name + "(";
+        for (std::size_t i = 0; i < n.operands.size(); ++i)
+            out += (i ? ", " : "") + formatNode(*n.operands[i], name);
+        return out + ")";
+    }
+    }
+    return "";
+}
+
 } // namespace
+
+std::string Expression::toText(const std::function<std::string(const std::string &)> &name) const
+{
+    return formatNode(*m_root, name);
+}
 
 Expected<Expression> Expression::parse(std::string_view text)
 {

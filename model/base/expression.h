@@ -3,6 +3,7 @@
 
 #include "base/expected.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,10 @@ public:
 
     /// The names the formula uses, each once, in order of first use.
     std::vector<std::string> names() const;
+
+    /// The formula as one line of text with × for *, ^ for ** and parentheses only where the
+    /// precedence needs them; `name` writes each name (itself, or a value substituted for it).
+    std::string toText(const std::function<std::string(const std::string &)> &name) const;
 
     const ExpressionNode &root() const { return *m_root; }
     const std::string &text() const { return m_text; }

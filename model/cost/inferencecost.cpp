@@ -575,7 +575,7 @@ void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, doub
                  "Memory at inference");
     m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
                  {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
-                 "The chip's HBM.", "2", "TPU memory");
+                 "The chip's HBM.", m_chip.isTpu() ? "2" : "12", m_chip.isTpu() ? "TPU memory" : "GPU memory");
 }
 
 void InferenceCost::explainDecode(const Phase &ph, double batch, double context, double expertFraction, double kvRead,
