@@ -175,14 +175,17 @@ void MainWindow::createExplain()
     connect(m_memory, &views::MemoryChart::segmentClicked, this,
             [this](int, int layer) { explain(memoryLayerPath(layer), true); });
     connect(m_timeline, &views::TimelineChart::segmentSelected, this, [this](int index) {
-        explain(timelineSegmentPath(m_timeline->timeline().segments.at(static_cast<std::size_t>(index))), true);
+        const auto &segments = m_timeline->timeline().segments;
+        if (index >= 0 && static_cast<std::size_t>(index) < segments.size())
+            explain(timelineSegmentPath(segments[static_cast<std::size_t>(index)]), true);
     });
     connect(m_roofline, &views::RooflineChart::pointSelected, this, [this](int index) {
         const model::Evaluation *drawn = m_preview ? &m_preview->evaluation
                                          : m_document->evaluation() ? &*m_document->evaluation()
                                                                     : nullptr;
-        if (drawn)
-            explain(rooflinePointPath(m_roofline->roofline().points.at(static_cast<std::size_t>(index)), *drawn), true);
+        const auto &points = m_roofline->roofline().points;
+        if (drawn && index >= 0 && static_cast<std::size_t>(index) < points.size())
+            explain(rooflinePointPath(points[static_cast<std::size_t>(index)], *drawn), true);
     });
 }
 
@@ -212,13 +215,13 @@ void MainWindow::explainUnderCursor()
         path = memoryLayerPath(m_memory->segmentAt(m_memory->mapFromGlobal(QPointF(global))).second);
     } else if (under(m_timeline)) {
         const int index = m_timeline->segmentAt(m_timeline->mapFromGlobal(QPointF(global)));
-        if (index >= 0)
-            path = timelineSegmentPath(m_timeline->timeline().segments.at(static_cast<std::size_t>(index)));
+        if (index >= 0) // segmentAt gives a drawn segment's index
+            path = timelineSegmentPath(m_timeline->timeline().segments[static_cast<std::size_t>(index)]);
     } else if (under(m_roofline)) {
         const int index = m_roofline->pointAt(m_roofline->mapFromGlobal(QPointF(global)));
         const auto &evaluation = m_document->evaluation();
         if (index >= 0 && (m_preview || evaluation))
-            path = rooflinePointPath(m_roofline->roofline().points.at(static_cast<std::size_t>(index)),
+            path = rooflinePointPath(m_roofline->roofline().points[static_cast<std::size_t>(index)],
                                      m_preview ? m_preview->evaluation : *evaluation);
     }
     if (path.empty())

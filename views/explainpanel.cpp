@@ -187,7 +187,8 @@ FormattedValue formatPathValue(const std::string &path, double value)
         FormattedValue f = formatNamedValue("bytes", value);
         return f;
     }
-    if (path == "mfu" || (path.size() > 4 && path.compare(path.size() - 4, 4, ".mfu") == 0)) {
+    if (path == "mfu" || (path.size() > 4 && path.compare(path.size() - 4, 4, "_mfu") == 0)
+        || (path.size() > 4 && path.compare(path.size() - 4, 4, ".mfu") == 0)) {
         FormattedValue f;
         f.mantissa = QString::number(100.0 * value, 'g', 3);
         f.unit = QStringLiteral("%");
@@ -448,7 +449,11 @@ void ExplainPanel::render()
         QString line = tr("ideal (book): <b>%1</b> · achievable: <b>%2</b>")
                            .arg(formatPathValue(m_path, b).html(), shown.html());
         QStringList differ;
-        for (const auto &v : d.values) {
+        // The factors first (values of their own, such as an efficiency), then the derived inputs
+        // that differ because of them.
+        std::vector<model::DerivationValue> ordered = d.values;
+        std::stable_partition(ordered.begin(), ordered.end(), [](const auto &v) { return v.from.empty(); });
+        for (const auto &v : ordered) {
             const model::DerivationValue *other = ideal->second.find(v.name);
             const double scale = std::max(std::fabs(v.value), other ? std::fabs(other->value) : 0.0);
             if (!other) {
