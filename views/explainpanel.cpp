@@ -42,8 +42,8 @@ QString humanize(std::string key)
     return s;
 }
 
-/// The smallest width a formula is shrunk to before the panel scrolls sideways.
-constexpr qreal kMinFormulaScale = 0.6;
+/// How far a formula (a term too wide for a line) shrinks before it scrolls sideways.
+constexpr qreal kMinFormulaScale = 0.75;
 
 /// A formula in a frameless area that scrolls sideways once the formula cannot shrink further.
 QScrollArea *formulaScroll(FormulaView *view, QWidget *parent)
@@ -65,6 +65,7 @@ QScrollArea *formulaScroll(FormulaView *view, QWidget *parent)
 /// the formula is wider than that even shrunk.
 void fitFormulaScroll(QScrollArea *scroll, FormulaView *view, int width)
 {
+    view->fitTo(width);
     const bool scrolls = view->minimumSizeHint().width() > width;
     const int bar = scrolls ? scroll->horizontalScrollBar()->sizeHint().height() : 0;
     scroll->setFixedHeight(view->heightForWidth(std::max(width, view->minimumSizeHint().width())) + bar);
@@ -78,9 +79,33 @@ FormulaView::FormulaView(QWidget *parent)
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 }
 
-void FormulaView::setFormula(std::optional<FormulaRenderer> formula)
+void FormulaView::setFormula(const model::Expression &expression, const QFont &font,
+                             const std::optional<std::map<std::string, double>> &values, const QString &trailing)
 {
-    m_formula = std::move(formula);
+    m_expression = expression;
+    m_font = font;
+    m_values = values;
+    m_trailing = trailing;
+    m_formula.emplace(expression.root(), font, m_values ? &*m_values : nullptr, trailing);
+    m_fittedWidth = 0;
+    updateGeometry();
+    update();
+}
+
+void FormulaView::clearFormula()
+{
+    m_expression.reset();
+    m_formula.reset();
+    updateGeometry();
+    update();
+}
+
+void FormulaView::fitTo(int width)
+{
+    if (!m_expression || width == m_fittedWidth)
+        return;
+    m_fittedWidth = width;
+    m_formula.emplace(m_expression->root(), m_font, m_values ? &*m_values : nullptr, m_trailing, width - 2);
     updateGeometry();
     update();
 }
@@ -485,13 +510,12 @@ void ExplainPanel::render()
     QFont formulaFont = font();
     formulaFont.setPointSizeF(formulaFont.pointSizeF() * 1.25);
     if (parsed) {
-        m_formula->setFormula(FormulaRenderer(parsed->root(), formulaFont));
-        m_substituted->setFormula(
-            FormulaRenderer(parsed->root(), formulaFont, &values, QStringLiteral(" = ") + shown.plain()));
+        m_formula->setFormula(*parsed, formulaFont);
+        m_substituted->setFormula(*parsed, formulaFont, values, QStringLiteral(" = ") + shown.plain());
     } else {
         // Not the contract's grammar: shown as written rather than not at all.
-        m_formula->setFormula(std::nullopt);
-        m_substituted->setFormula(std::nullopt);
+        m_formula->clearFormula();
+        m_substituted->clearFormula();
     }
     m_formulaHeading->setText(parsed ? tr("Formula") : tr("Formula: %1").arg(qs(d.expression)));
     fitFormulas();

@@ -3,6 +3,7 @@
 // values put in, the book's words and chapter, and links into the derivations of its inputs.
 
 #include "base/derivation.h"
+#include "base/expression.h"
 #include "formularenderer.h"
 
 #include <QWidget>
@@ -25,7 +26,13 @@ class FormulaView : public QWidget
 
 public:
     explicit FormulaView(QWidget *parent = nullptr);
-    void setFormula(std::optional<FormulaRenderer> formula);
+    /// Typesets `expression` (with `values` put in and `trailing` after it, as FormulaRenderer).
+    void setFormula(const model::Expression &expression, const QFont &font,
+                    const std::optional<std::map<std::string, double>> &values = std::nullopt,
+                    const QString &trailing = QString());
+    void clearFormula();
+    /// Lays the formula out for `width` pixels: a long sum over several lines.
+    void fitTo(int width);
     const std::optional<FormulaRenderer> &formula() const { return m_formula; }
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -37,6 +44,11 @@ protected:
 
 private:
     qreal scaleFor(int width) const;
+    std::optional<model::Expression> m_expression;
+    QFont m_font;
+    std::optional<std::map<std::string, double>> m_values;
+    QString m_trailing;
+    int m_fittedWidth = 0;
     std::optional<FormulaRenderer> m_formula;
 };
 

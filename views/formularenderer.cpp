@@ -516,6 +516,66 @@ public:
         return b;
     }
 
+    /// A sum (a + b − c …) over lines no wider than `maxWidth` where it fits, each continuation
+    /// line indented and led by its operator; `trailing` after the last term.
+    Box brokenSum(const Node &n, qreal maxWidth, const Box &trailing) const
+    {
+        const auto additive = [](const Node &x) {
+            return x.kind == Node::Kind::Add || x.kind == Node::Kind::Subtract;
+        };
+        // (((a + b) − c) + d): the terms left to right with the operator before each.
+        std::vector<std::pair<QString, const Node *>> terms;
+        const Node *at = &n;
+        while (additive(*at) && (at == &n || !at->parenthesized)) {
+            terms.push_back({at->kind == Node::Kind::Add ? QStringLiteral("+") : QString(kMinus), at->operands[1].get()});
+            at = at->operands[0].get();
+        }
+        terms.push_back({QString(), at});
+        std::reverse(terms.begin(), terms.end());
+        const qreal gap = em(1.0) * 0.22;
+        std::vector<Box> lines;
+        Box line;
+        for (std::size_t i = 0; i < terms.size(); ++i) {
+            const auto &[op, node_] = terms[i];
+            Box raw = node(*node_, 1.0, false);
+            Box term = raw;
+            if (i > 0) {
+                int needs = op == QString(kMinus) ? kMul : kAdd;
+                if (raw.precedence == kNeg)
+                    needs = kAtom;
+                term = wrap(raw, needs, node_->parenthesized && additive(*node_), 1.0);
+            }
+            if (i + 1 == terms.size() && trailing.width > 0)
+                term = row({term, trailing});
+            if (i == 0) {
+                line = term;
+                continue;
+            }
+            const Box opBox = text(op, font(1.0));
+            const Box piece = row({space(gap), opBox, space(gap), term});
+            if (line.width + piece.width > maxWidth) {
+                lines.push_back(line);
+                line = row({opBox, space(gap), term});
+            } else {
+                line = row({line, piece});
+            }
+        }
+        lines.push_back(line);
+        const qreal indent = em(1.0) * 1.2;
+        const qreal leading = em(1.0) * 0.3;
+        Box out;
+        qreal y = 0;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            if (i > 0)
+                y += lines[i - 1].descent + leading + lines[i].ascent;
+            const qreal x = i > 0 ? indent : 0;
+            out.place(lines[i], x, y);
+            out.width = std::max(out.width, x + lines[i].width);
+        }
+        out.precedence = kAdd;
+        return out;
+    }
+
 private:
     QFont m_font;
     const std::map<std::string, double> *m_values;
@@ -524,16 +584,25 @@ private:
 } // namespace
 
 FormulaRenderer::FormulaRenderer(const model::ExpressionNode &expression, const QFont &font,
-                                 const std::map<std::string, double> *values, const QString &trailing)
+                                 const std::map<std::string, double> *values, const QString &trailing, qreal maxWidth)
 {
     const Typesetter t(font, values);
     m_box = t.node(expression, 1.0, false);
+    Box tail;
     if (!trailing.isEmpty()) {
-        Box tail = t.text(trailing, t.font(1.0));
+        tail = t.text(trailing, t.font(1.0));
         const QString plain = m_box.plain + trailing;
         m_box.place(tail, m_box.width, 0);
         m_box.width += tail.width;
         m_box.plain = plain;
+    }
+    const bool sum = expression.kind == model::ExpressionNode::Kind::Add
+                     || expression.kind == model::ExpressionNode::Kind::Subtract;
+    if (maxWidth > 0 && m_box.width > maxWidth && sum) {
+        // Too wide for one line: the sum's terms over several, as a book sets a long sum.
+        Box broken = t.brokenSum(expression, maxWidth, tail);
+        broken.plain = m_box.plain;
+        m_box = std::move(broken);
     }
     // A hair of room on every side, so antialiased edges are not cut off.
     const qreal margin = 1;

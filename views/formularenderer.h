@@ -46,9 +46,11 @@ class FormulaRenderer
 public:
     /// Lays `expression` out in `font`. With `values`, each name found there is replaced by its
     /// value (formatNamedValue), drawn in the accent colour. `trailing` is set after the formula
-    /// at its baseline (" = 1.23 s").
+    /// at its baseline (" = 1.23 s"). A sum wider than `maxWidth` (> 0) is broken into lines
+    /// between its terms; plainText() stays one line.
     FormulaRenderer(const model::ExpressionNode &expression, const QFont &font,
-                    const std::map<std::string, double> *values = nullptr, const QString &trailing = QString());
+                    const std::map<std::string, double> *values = nullptr, const QString &trailing = QString(),
+                    qreal maxWidth = 0);
 
     /// The size the formula needs at scale 1, in the font's pixels.
     QSizeF size() const { return {m_box.width, m_box.ascent + m_box.descent}; }

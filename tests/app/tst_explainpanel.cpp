@@ -318,6 +318,38 @@ private slots:
             QVERIFY2(view->width() >= view->minimumSizeHint().width(), qPrintable(view->objectName()));
     }
 
+    /// The model's own derivations of the default plan, whole, to look at: the step's compute, a
+    /// collective and the activations, light and dark.
+    void realDerivationsPngs()
+    {
+        auto window = showTestWindow(m_autosave.path());
+        QVERIFY(window);
+        model::Derivations achievable;
+        model::Derivations ideal;
+        const auto evaluation = model::evaluate(window->document()->plan(), model::CostMode::Achievable, &achievable);
+        QVERIFY(evaluation);
+        QVERIFY(model::evaluate(window->document()->plan(), model::CostMode::Ideal, &ideal));
+        for (const bool dark : {false, true}) {
+            for (const std::string path : {"step.compute_s", "collectives[0].time_s", "memory_per_chip.activations"}) {
+                ExplainPanel panel;
+                QPalette palette = QApplication::style()->standardPalette();
+                if (dark)
+                    palette = views::darkPalette(palette);
+                panel.setPalette(palette);
+                panel.resize(420, 900);
+                panel.setDerivations(achievable, ideal);
+                panel.showPath(path);
+                QVERIFY2(!panel.isEmptyState(), path.c_str());
+                QCOMPARE(panel.valueText(), views::formatPathValue(path, achievable.at(path).value).plain());
+                panel.show();
+                QVERIFY(QTest::qWaitForWindowExposed(&panel));
+                QString name = QString::fromStdString(path).replace(QRegularExpression(QStringLiteral("[^a-z0-9_]+")),
+                                                                    QStringLiteral("-"));
+                QVERIFY(panel.grab().save(outDir() + QStringLiteral("/real-%1-%2.png").arg(name, dark ? "dark" : "light")));
+            }
+        }
+    }
+
     void windowExplainsSummaryMemoryCollectiveAndRoofline()
     {
         auto window = showTestWindow(m_autosave.path());
