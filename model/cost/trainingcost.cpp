@@ -904,9 +904,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                   {"activations", mem.activations, "memory_per_chip.activations", ""}},
                  "A chip must hold its weights, gradients, optimizer states and activations at once.", "5",
                  "Per-device memory");
-    m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
-                 {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
-                 "The chip's HBM.", m_chip.isTpu() ? "2" : "12", m_chip.isTpu() ? "TPU memory" : "GPU memory");
+    explainCapacity(m_why, m_chip);
 }
 
 void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
