@@ -98,6 +98,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
             views::addImportedModelCard(m_models, *spec, {{"hf_config", it->config}}, it->name);
     createActions();
     createSearch();
+    createExplain();
 
     m_summaryLabel = new QLabel(this);
     statusBar()->addPermanentWidget(m_summaryLabel);
@@ -238,6 +239,7 @@ void MainWindow::updateCharts(bool all)
     // A previewed search result is drawn in the plan's place until the preview ends.
     const model::Evaluation *drawn = m_preview ? &m_preview->evaluation : evaluation ? &*evaluation : nullptr;
     const model::Plan &plan = m_preview ? m_preview->plan : m_document->plan();
+    updateExplain(); // a previewed search result is explained as it is drawn
     for (std::size_t i = 0; i < 4; ++i) {
         QDockWidget *d = m_chartDocks.value(static_cast<qsizetype>(i));
         // Only what a user can see is drawn now; the rest waits until its tab is raised.
@@ -485,6 +487,7 @@ void MainWindow::refresh()
     if (!m_selectedOp.empty())
         selectOperation(m_selectedOp, m_selectedKind, -1, false);
     scheduleCharts();
+    updateExplain();
 }
 
 void MainWindow::updateTitle()

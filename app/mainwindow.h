@@ -31,6 +31,7 @@ struct Plan;
 namespace meshplan::views {
 class CardList;
 class CompareView;
+class ExplainPanel;
 class MemoryChart;
 class RooflineChart;
 class SweepChart;
@@ -143,6 +144,15 @@ public:
     /// beside the open plan when `baseline` is -1.
     bool compareSearchResult(int index, int baseline);
 
+    // Explaining numbers (issue 18; mainwindowexplain.cpp).
+    views::ExplainPanel *explainPanel() const { return m_explainPanel; }
+    QDockWidget *explainDock() const { return m_explainDock; }
+    /// Explains the number at result path `path` ("step.time_s") in the explain panel, which
+    /// follows it through edits; `show` also shows the panel.
+    void explain(const std::string &path, bool show = false);
+    /// F1: explains the number under the mouse (else the one last picked) and shows the panel.
+    void explainUnderCursor();
+
     // Scenarios (issue 18, mainwindowscenarios.cpp): the book's worked examples as new untitled plans.
     /// Opens built-in scenario `id` as a new untitled plan (after asking about unsaved changes, as
     /// File > New does) and shows its teaching note above the mesh. False when cancelled or unknown.
@@ -196,6 +206,9 @@ private:
     void importDialog();
     void exportMeshDialog();
     void createSearch();
+    void createExplain();
+    /// Evaluates the shown plan with derivations (achievable and ideal) for a visible panel.
+    void updateExplain();
     /// The Tools menu, made on first use (before Help).
     QMenu *toolsMenu();
 
@@ -234,6 +247,12 @@ private:
     SearchRunner *m_searchRunner = nullptr;
     QAction *m_endPreviewAction = nullptr;
     std::optional<model::SearchCandidate> m_preview; ///< what the mesh and charts show instead of the plan
+    // Explain (mainwindowexplain.cpp).
+    views::ExplainPanel *m_explainPanel = nullptr;
+    QDockWidget *m_explainDock = nullptr;
+    std::string m_explainPath;   ///< the number last picked ("" for none)
+    std::string m_explainedPlan; ///< the plan (JSON text) the panel's derivations are of
+    bool m_explainSized = false; ///< the dock was given its first height
     // Scenarios (mainwindowscenarios.cpp).
     QWidget *m_scenarioBar = nullptr;
     QLabel *m_scenarioHeading = nullptr;

@@ -245,10 +245,45 @@ QString MemoryChart::describeAt(QPointF pixel) const
     return text;
 }
 
+std::pair<int, int> MemoryChart::segmentAt(QPointF pixel) const
+{
+    if (m_stack.empty())
+        return {-1, -1};
+    const double key = xAxis->pixelToCoord(pixel.x());
+    const int bar = static_cast<int>(std::lround(key));
+    if (bar < 0 || bar >= static_cast<int>(m_kinds.size()) || std::abs(key - bar) > m_stack.front()->width() / 2)
+        return {-1, -1};
+    // The stack as drawn: each layer from the top of the one below.
+    const double value = yAxis->pixelToCoord(pixel.y()) * kGiB;
+    double bottom = 0;
+    for (int layer = 0; layer < kLayers; ++layer) {
+        const double bytes = std::max(0.0, layerBytes(bar, layer));
+        if (bytes > 0 && value >= bottom && value < bottom + bytes)
+            return {bar, layer};
+        bottom += bytes;
+    }
+    return {-1, -1};
+}
+
+void MemoryChart::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton) {
+        const auto [bar, layer] = segmentAt(event->position());
+        if (bar >= 0) {
+            emit segmentClicked(bar, layer);
+            event->accept();
+            return;
+        }
+    }
+    QCustomPlot::mousePressEvent(event);
+}
+
 void MemoryChart::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
-    const QString text = describeAt(event->position());
+    QString text = describeAt(event->position());
+    if (!text.isEmpty() && segmentAt(event->position()).first >= 0)
+        text += QStringLiteral("<br><i>%1</i>").arg(tr("Click a segment to explain it (F1)"));
     if (!text.isEmpty())
         QToolTip::showText(event->globalPosition().toPoint(), text, this);
     else

@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 
+#include <utility>
 #include <vector>
 
 namespace meshplan::views {
@@ -38,9 +39,17 @@ public:
     static constexpr double kZoomBelow = 0.25;
     /// Hover text of the bar under `pixel` (empty off the bars).
     QString describeAt(QPointF pixel) const;
+    /// The bar and the layer of its stack (0 params .. 4 KV cache) under `pixel`; {-1, -1} off
+    /// the drawn segments.
+    std::pair<int, int> segmentAt(QPointF pixel) const;
+
+signals:
+    /// The user clicked layer `layer` of bar `bar` (as segmentAt gives them).
+    void segmentClicked(int bar, int layer);
 
 protected:
     void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
     void changeEvent(QEvent *event) override;
 
 private:

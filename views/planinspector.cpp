@@ -13,6 +13,7 @@
 #include <QCheckBox>
 #include <QKeyEvent>
 #include <QComboBox>
+#include <QCursor>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -24,6 +25,7 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTimer>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -34,6 +36,9 @@ namespace meshplan::views {
 using nlohmann::json;
 
 namespace {
+
+/// Stands for the palette's text colour in the summary's links until it is shown.
+const QColor kSummaryLinkColor(0x01, 0x02, 0x03);
 
 QString qs(const std::string &s)
 {
@@ -86,8 +91,19 @@ PlanInspector::PlanInspector(QWidget *parent)
     m_summary = new QLabel(this);
     m_summary->setWordWrap(true);
     m_summary->setTextFormat(Qt::RichText);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
     m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    // The numbers are links drawn as plain text: a click asks the window to explain them.
+    connect(m_summary, &QLabel::linkActivated, this, [this](const QString &link) {
+        if (link.startsWith(QStringLiteral("explain:")))
+            emit summaryRowClicked(link.mid(8));
+    });
+    connect(m_summary, &QLabel::linkHovered, this, [this](const QString &link) {
+        if (link.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(QCursor::pos(), tr("Click to explain (F1)"), m_summary);
+    });
     auto *summaryBox = new QGroupBox(tr("Summary"), this);
     (new QVBoxLayout(summaryBox))->addWidget(m_summary);
     layout->addWidget(summaryBox);
@@ -490,7 +506,8 @@ void PlanInspector::setPlan(const json &planJson, const model::Plan &plan,
     m_inference->setVisible(!training);
     for (QWidget *editor : m_trainingOnly)
         m_parallelismForm->setRowVisible(editor, training);
-    m_summary->setText(planSummaryHtml(plan, evaluation));
+    m_summaryHtml = planSummaryHtml(plan, evaluation, kSummaryLinkColor);
+    updateSummaryText();
 
     // A plan that loads but cannot be evaluated (microbatches 17) marks the field to blame,
     // as a refused edit does: the value stays, the reason is beside it.
@@ -570,9 +587,19 @@ void PlanInspector::tint(QWidget *editor)
     editor->setPalette(tinted);
 }
 
+void PlanInspector::updateSummaryText()
+{
+    // The links take the text colour of the palette in use, so they read as the rows always did.
+    QString html = m_summaryHtml;
+    html.replace(kSummaryLinkColor.name(), palette().color(QPalette::WindowText).name());
+    m_summary->setText(html);
+}
+
 void PlanInspector::changeEvent(QEvent *event)
 {
     QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange)
+        updateSummaryText();
     if (event->type() == QEvent::ApplicationPaletteChange && !m_markedPointer.empty())
         if (QWidget *editor = editorAt(m_markedPointer))
             tint(editor);

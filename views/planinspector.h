@@ -50,6 +50,8 @@ public:
     QString markedReason() const;
 
 signals:
+    /// The user clicked the number of summary row `row` (a key of planSummaryHtml: "step_time").
+    void summaryRowClicked(const QString &row);
     /// Set the field at `pointer` to `value`; edits of the same field merge (`mergeKey`).
     void fieldEdited(const QString &label, const std::string &pointer, const nlohmann::json &value, int mergeKey);
     /// Set `role`'s degree; steps of the same role's box merge (`mergeKey`).
@@ -79,6 +81,7 @@ private:
     QWidget *editorAt(const std::string &pointer) const;
     void markField(const std::string &pointer, const QString &why);
     void clearMark();
+    void updateSummaryText();
     static void tint(QWidget *editor);
 
     std::vector<Field> m_fields;
@@ -99,6 +102,7 @@ private:
     QGroupBox *m_inference = nullptr;
     QLabel *m_model = nullptr;
     QLabel *m_summary = nullptr;
+    QString m_summaryHtml; ///< with kSummaryLinkColor where the palette's text colour goes
     QGroupBox *m_selectedBox = nullptr;
     QLabel *m_selected = nullptr;
     QFormLayout *m_parallelismForm = nullptr;

@@ -84,10 +84,22 @@ QString row(const QString &name, const QString &value)
     return QStringLiteral("<tr><td style='padding-right:10px'>%1</td><td><b>%2</b></td></tr>").arg(name, value);
 }
 
+/// `value` as the link "explain:KEY" in `color`, not underlined: it looks as before (invalid
+/// colour: no link).
+QString explainLink(const QString &value, const char *key, const QColor &color)
+{
+    if (!color.isValid())
+        return value;
+    return QStringLiteral("<a href='explain:%1' style='color:%2; text-decoration:none'>%3</a>")
+        .arg(QLatin1String(key), color.name(), value);
+}
+
 } // namespace
 
-QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation)
+QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation,
+                        const QColor &linkColor)
 {
+    const auto link = [&linkColor](const QString &value, const char *key) { return explainLink(value, key, linkColor); };
     if (!evaluation) {
         // The same rows as always, empty, so the summary keeps its shape while a plan is being fixed.
         const QString none = QStringLiteral("—");
@@ -105,19 +117,24 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
     QString html;
     const auto &m = e.memory;
     html += m.fits ? QStringLiteral("<p style='color:#1e8449'><b>✔ %1</b></p>")
-                         .arg(tr("Fits: %1 of %2 HBM per chip").arg(gib(m.total), gib(m.capacity)))
+                         .arg(tr("Fits: %1 of %2 HBM per chip")
+                                  .arg(explainLink(gib(m.total), "fits", linkColor.isValid() ? QColor(0x1e, 0x84, 0x49) : QColor()),
+                                       explainLink(gib(m.capacity), "capacity", linkColor.isValid() ? QColor(0x1e, 0x84, 0x49) : QColor())))
                    : QStringLiteral("<p style='color:#c0392b'><b>✘ %1</b></p>")
-                         .arg(tr("Does not fit: %1 needed, %2 HBM per chip").arg(gib(m.total), gib(m.capacity)));
+                         .arg(tr("Does not fit: %1 needed, %2 HBM per chip")
+                                  .arg(explainLink(gib(m.total), "fits", linkColor.isValid() ? QColor(0xc0, 0x39, 0x2b) : QColor()),
+                                       explainLink(gib(m.capacity), "capacity", linkColor.isValid() ? QColor(0xc0, 0x39, 0x2b) : QColor())));
     html += QStringLiteral("<table>");
     if (plan.kind == model::WorkloadKind::Training) {
         const auto &s = e.step;
-        html += row(tr("Step time"), secs(s.time));
-        html += row(tr("  compute"), secs(s.compute));
-        html += row(tr("  exposed comms"), secs(s.exposedCommunication) + tr(" of ") + secs(s.communication));
+        html += row(tr("Step time"), link(secs(s.time), "step_time"));
+        html += row(tr("  compute"), link(secs(s.compute), "compute"));
+        html += row(tr("  exposed comms"),
+                    link(secs(s.exposedCommunication), "exposed_comms") + tr(" of ") + link(secs(s.communication), "communication"));
         if (s.bubble > 0)
-            html += row(tr("  pipeline bubble"), secs(s.bubble));
-        html += row(tr("MFU"), percent(e.mfu));
-        html += row(tr("Tokens/s"), rate(e.tokensPerS));
+            html += row(tr("  pipeline bubble"), link(secs(s.bubble), "bubble"));
+        html += row(tr("MFU"), link(percent(e.mfu), "mfu"));
+        html += row(tr("Tokens/s"), link(rate(e.tokensPerS), "tokens_per_s"));
         if (e.costPerStep > 0) // at the plan's price per chip-hour; fractions of a cent on small clusters
             html += row(tr("Cost per step"), e.costPerStep < 1 ? QStringLiteral("$") + QString::number(e.costPerStep, 'g', 3)
                                                                 : dollars(e.costPerStep));
@@ -129,11 +146,12 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
         }
     } else if (e.inference) {
         const auto &i = *e.inference;
-        html += row(tr("Time to first token"), secs(i.timeToFirstTokenS));
-        html += row(tr("Decode step"), secs(i.decodeStepS));
-        html += row(tr("Tokens/s"), rate(i.tokensPerS) + tr(" (%1 per chip)").arg(rate(i.tokensPerSPerChip)));
-        html += row(tr("Decode MFU"), percent(e.serving.decodeMfu));
-        html += row(tr("Largest batch that fits"), num(e.serving.maxBatch));
+        html += row(tr("Time to first token"), link(secs(i.timeToFirstTokenS), "ttft"));
+        html += row(tr("Decode step"), link(secs(i.decodeStepS), "decode_step"));
+        html += row(tr("Tokens/s"), link(rate(i.tokensPerS), "tokens_per_s")
+                                        + tr(" (%1 per chip)").arg(link(rate(i.tokensPerSPerChip), "tokens_per_s_per_chip")));
+        html += row(tr("Decode MFU"), link(percent(e.serving.decodeMfu), "decode_mfu"));
+        html += row(tr("Largest batch that fits"), link(num(e.serving.maxBatch), "max_batch"));
         if (e.serving.costPerMillionTokens > 0)
             html += row(tr("Cost per 1M tokens"), dollars(e.serving.costPerMillionTokens));
     }

@@ -6,12 +6,17 @@
 #include "cost/evaluation.h"
 #include "plan/plan.h"
 
+#include <QColor>
 #include <QString>
 
 namespace meshplan::views {
 
-/// Rich text for the inspector's summary.
-QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation);
+/// Rich text for the inspector's summary. With a valid `linkColor`, each number's value is a link
+/// "explain:ROW" (ROW: fits, capacity, step_time, compute, exposed_comms, communication, bubble, mfu,
+/// tokens_per_s, tokens_per_s_per_chip, ttft, decode_step, decode_mfu, max_batch) drawn in that colour without underline, so the rows look
+/// as they did and a click can ask for the number's explanation.
+QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation,
+                        const QColor &linkColor = QColor());
 /// One line for the status bar: "fits · 12.3 s/step · MFU 45% · compute-bound".
 QString planSummaryLine(const model::Plan &plan, const model::Expected<model::Evaluation> &evaluation);
 

@@ -624,7 +624,9 @@ void RooflineChart::mouseMoveEvent(QMouseEvent *event)
     for (int index : under)
         texts << describePoint(index);
     if (!texts.isEmpty())
-        QToolTip::showText(event->globalPosition().toPoint(), texts.join(QStringLiteral("<hr>")), this);
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           texts.join(QStringLiteral("<hr>")) + QStringLiteral("<br><i>%1</i>").arg(tr("Click to explain (F1)")),
+                           this);
     else
         QToolTip::hideText();
 }

@@ -204,7 +204,8 @@ void TimelineChart::mouseMoveEvent(QMouseEvent *event)
     QCustomPlot::mouseMoveEvent(event);
     const int index = segmentAt(event->position());
     if (index >= 0)
-        QToolTip::showText(event->globalPosition().toPoint(), describeSegment(index), this);
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           describeSegment(index) + QStringLiteral("<br><i>%1</i>").arg(tr("Click to explain (F1)")), this);
     else
         QToolTip::hideText();
 }
