@@ -45,6 +45,7 @@ namespace meshplan::app {
 class Autosaver;
 class PlanComparer;
 class PlanDocument;
+class PresenterWindow;
 class SearchRunner;
 
 class MainWindow : public QMainWindow
@@ -143,6 +144,11 @@ public:
     /// beside the open plan when `baseline` is -1.
     bool compareSearchResult(int index, int baseline);
 
+    // Presenting and forwarding (issue 19, mainwindowpresent.cpp).
+    /// Presents the open plan as a one-slide deck (View > Present, F5); presenting never edits it.
+    PresenterWindow *present();
+    PresenterWindow *presenter() const;
+
 protected:
     void closeEvent(QCloseEvent *event) override;
     void showEvent(QShowEvent *event) override;
@@ -181,6 +187,8 @@ private:
     void importDialog();
     void exportMeshDialog();
     void createSearch();
+    /// View > Present, File > Export Report, Edit > Copy Summary as Markdown.
+    void createPresentActions(QMenu *file, QMenu *edit);
     /// The Tools menu, made on first use (before Help).
     QMenu *toolsMenu();
 
@@ -219,6 +227,7 @@ private:
     SearchRunner *m_searchRunner = nullptr;
     QAction *m_endPreviewAction = nullptr;
     std::optional<model::SearchCandidate> m_preview; ///< what the mesh and charts show instead of the plan
+    QPointer<PresenterWindow> m_presenter;
 };
 
 } // namespace meshplan::app
