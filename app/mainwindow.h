@@ -148,6 +148,13 @@ public:
     /// Presents the open plan as a one-slide deck (View > Present, F5); presenting never edits it.
     PresenterWindow *present();
     PresenterWindow *presenter() const;
+    /// Writes the open plan's report to `path` (.pdf or .html, atomically) with a wait cursor;
+    /// the message, also in lastError() and the status bar, on failure.
+    std::optional<QString> exportReport(const QString &path);
+    /// The open plan and its summary numbers as Markdown (Edit > Copy Summary as Markdown).
+    QString summaryMarkdown() const;
+    /// Puts summaryMarkdown() on the clipboard, as text.
+    void copySummaryMarkdown();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -189,6 +196,7 @@ private:
     void createSearch();
     /// View > Present, File > Export Report, Edit > Copy Summary as Markdown.
     void createPresentActions(QMenu *file, QMenu *edit);
+    void exportReportDialog();
     /// The Tools menu, made on first use (before Help).
     QMenu *toolsMenu();
 

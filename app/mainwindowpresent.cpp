@@ -1,27 +1,52 @@
-// The planner window's presenting and forwarding (issue 19): View > Present.
+// The planner window's presenting and forwarding (issue 19): View > Present, File > Export
+// Report, Edit > Copy Summary as Markdown.
 #include "mainwindow.h"
 
+#include "planfilename.h"
+#include "planmarkdown.h"
+#include "planreport.h"
 #include "plandocument.h"
 #include "presenterwindow.h"
 
 #include "plan/deck.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QMenu>
 #include <QScreen>
+#include <QStatusBar>
 
 namespace meshplan::app {
 
 void MainWindow::createPresentActions(QMenu *file, QMenu *edit)
 {
-    Q_UNUSED(file);
-    Q_UNUSED(edit);
     QAction *presentAction = m_viewMenu->addAction(tr("&Present"), this, [this] { present(); });
     presentAction->setObjectName(QStringLiteral("presentAction"));
     presentAction->setShortcut(QKeySequence(Qt::Key_F5));
     presentAction->setToolTip(tr("Show the open plan full screen for a room: the mesh and two charts, large and "
                                  "high-contrast; Esc ends it. Presenting never changes the plan."));
+
+    // Above Quit, beside the other exports.
+    QAction *quit = file->findChild<QAction *>(QStringLiteral("quitAction"));
+    const auto actions = file->actions();
+    QAction *before = quit && actions.indexOf(quit) > 0 ? actions[actions.indexOf(quit) - 1] : quit; // its separator
+    auto *report = new QAction(tr("Export &Report…"), this);
+    report->setObjectName(QStringLiteral("exportReportAction"));
+    report->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    report->setToolTip(tr("A report to forward: the model, the cluster, the plan, the summary, every chart, the "
+                          "warnings and where the headline numbers come from, as PDF or self-contained HTML."));
+    connect(report, &QAction::triggered, this, &MainWindow::exportReportDialog);
+    file->insertAction(before, report);
+
+    edit->addSeparator();
+    QAction *markdown = edit->addAction(tr("Copy Summary as &Markdown"), this, &MainWindow::copySummaryMarkdown);
+    markdown->setObjectName(QStringLiteral("copyMarkdownAction"));
+    markdown->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    markdown->setToolTip(tr("The plan and its summary numbers as Markdown tables, for a chat or a design doc."));
 }
 
 PresenterWindow *MainWindow::presenter() const
@@ -52,6 +77,51 @@ PresenterWindow *MainWindow::present()
         m_presenter->showSpeakerWindow();
     m_presenter->activateWindow();
     return m_presenter;
+}
+
+void MainWindow::exportReportDialog()
+{
+    const QString title = QString::fromStdString(m_document->plan().title);
+    QString suggested = suggestedPlanPath(title, m_document->path());
+    suggested = QFileInfo(suggested).path() + QLatin1Char('/') + QFileInfo(suggested).completeBaseName() + QStringLiteral(".pdf");
+    QString filter;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export Report"), suggested,
+                                                tr("PDF (*.pdf);;HTML, self-contained (*.html)"), &filter);
+    if (path.isEmpty())
+        return;
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix != QLatin1String("pdf") && suffix != QLatin1String("html"))
+        path += filter.startsWith(QLatin1String("HTML")) ? QStringLiteral(".html") : QStringLiteral(".pdf");
+    exportReport(path);
+}
+
+std::optional<QString> MainWindow::exportReport(const QString &path)
+{
+    std::vector<ReportSection> sections(1);
+    sections.front().plan = m_document->plan();
+    statusBar()->showMessage(tr("Writing %1…").arg(QFileInfo(path).fileName()));
+    // Every chart is drawn and the derivations recorded: a second or two on a large plan.
+    QGuiApplication::setOverrideCursor(Qt::WaitCursor);
+    QApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+    auto error = writeReport(sections, path, false);
+    QGuiApplication::restoreOverrideCursor();
+    if (error) {
+        reportError(tr("Cannot export the report"), *error);
+        return error;
+    }
+    statusBar()->showMessage(tr("Report written to %1").arg(QFileInfo(path).fileName()), 5000);
+    return std::nullopt;
+}
+
+QString MainWindow::summaryMarkdown() const
+{
+    return planMarkdown(m_document->plan(), m_document->evaluation());
+}
+
+void MainWindow::copySummaryMarkdown()
+{
+    QApplication::clipboard()->setText(summaryMarkdown());
+    statusBar()->showMessage(tr("The plan and its summary are on the clipboard as Markdown"), 5000);
 }
 
 } // namespace meshplan::app

@@ -15,6 +15,7 @@
 #include "plan/meshgroups.h"
 
 #include <QAction>
+#include <QClipboard>
 #include <QLabel>
 #include <QProcess>
 #include <QStandardPaths>
@@ -300,6 +301,45 @@ private slots:
         QCOMPARE(model::planToJson(window->document()->plan()), before);
         QCOMPARE(window->document()->undoStack()->count(), 0);
         QVERIFY(window->document()->undoStack()->isClean());
+    }
+
+    void exportReportAndCopyMarkdown()
+    {
+        QTemporaryDir autosave;
+        auto window = showTestWindow(autosave.path());
+        QVERIFY(window);
+        auto *report = window->findChild<QAction *>(QStringLiteral("exportReportAction"));
+        QVERIFY(report);
+        QCOMPARE(report->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+        QTemporaryDir dir;
+        const QString html = dir.filePath(QStringLiteral("plan.html"));
+        QCOMPARE(window->exportReport(html), std::nullopt);
+        QFile file(html);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        // The built-in plan: LLaMA-3 70B on 8192 v5p as fsdp 1024 x context 2 x tensor 4.
+        QVERIFY(text.contains(QStringLiteral("LLaMA-3 70B")));
+        QVERIFY(text.contains(QStringLiteral("fsdp 1024")));
+        QVERIFY(text.contains(QStringLiteral("data:image/png;base64,"))); // the charts, embedded
+        QVERIFY(!QGuiApplication::overrideCursor()); // the wait cursor is gone again
+        // A folder that is not there: a message naming the file, nothing written.
+        const QString nowhere = dir.filePath(QStringLiteral("no/such/folder/plan.pdf"));
+        const auto error = window->exportReport(nowhere);
+        QVERIFY(error);
+        QVERIFY2(error->contains(QStringLiteral("plan.pdf")), qPrintable(*error));
+        QCOMPARE(window->lastError(), *error);
+        QVERIFY(!QFile::exists(nowhere));
+        QVERIFY(!QGuiApplication::overrideCursor());
+
+        auto *copy = window->findChild<QAction *>(QStringLiteral("copyMarkdownAction"));
+        QVERIFY(copy);
+        QCOMPARE(copy->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+        QApplication::clipboard()->clear();
+        copy->trigger();
+        const QString pasted = QApplication::clipboard()->text();
+        QCOMPARE(pasted, window->summaryMarkdown());
+        QVERIFY2(pasted.contains(QStringLiteral("| Parallelism | fsdp 1024 × tensor 4 × context 2 |\n")), qPrintable(pasted));
+        QVERIFY(pasted.contains(QStringLiteral("| Chips | 8192 |\n")));
     }
 
     void notesOverlayAndSpeakerWindow()
