@@ -44,6 +44,7 @@ namespace meshplan::app {
 
 class Autosaver;
 class PlanComparer;
+class DeckPanel;
 class PlanDocument;
 class PresenterWindow;
 class SearchRunner;
@@ -148,8 +149,14 @@ public:
     /// Presents the open plan as a one-slide deck (View > Present, F5); presenting never edits it.
     PresenterWindow *present();
     PresenterWindow *presenter() const;
-    /// Writes the open plan's report to `path` (.pdf or .html, atomically) with a wait cursor;
-    /// the message, also in lastError() and the status bar, on failure.
+    /// The Deck dock (View > Deck): the open deck's slides, hidden until asked for.
+    DeckPanel *deckPanel() const { return m_deckPanel; }
+    QDockWidget *deckDock() const { return m_deckDock; }
+    /// A deck is open when the Deck dock is shown with slides: Present and Export Report then
+    /// take the deck (one section per slide) instead of the open plan.
+    bool deckIsOpen() const;
+    /// Writes the report of the open deck, or else of the open plan, to `path` (.pdf or .html,
+    /// atomically) with a wait cursor; the message, also in lastError() and the status bar, on failure.
     std::optional<QString> exportReport(const QString &path);
     /// The open plan and its summary numbers as Markdown (Edit > Copy Summary as Markdown).
     QString summaryMarkdown() const;
@@ -236,6 +243,8 @@ private:
     QAction *m_endPreviewAction = nullptr;
     std::optional<model::SearchCandidate> m_preview; ///< what the mesh and charts show instead of the plan
     QPointer<PresenterWindow> m_presenter;
+    DeckPanel *m_deckPanel = nullptr;
+    QDockWidget *m_deckDock = nullptr;
 };
 
 } // namespace meshplan::app

@@ -1,7 +1,8 @@
 // The planner window's presenting and forwarding (issue 19): View > Present, File > Export
-// Report, Edit > Copy Summary as Markdown.
+// Report, Edit > Copy Summary as Markdown, the Deck dock.
 #include "mainwindow.h"
 
+#include "deckpanel.h"
 #include "planfilename.h"
 #include "planmarkdown.h"
 #include "planreport.h"
@@ -13,12 +14,15 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QMenu>
 #include <QScreen>
 #include <QStatusBar>
+
+#include <algorithm>
 
 namespace meshplan::app {
 
@@ -42,6 +46,19 @@ void MainWindow::createPresentActions(QMenu *file, QMenu *edit)
     connect(report, &QAction::triggered, this, &MainWindow::exportReportDialog);
     file->insertAction(before, report);
 
+    // The Deck dock, hidden until View > Deck: most sessions plan rather than present.
+    m_deckPanel = new DeckPanel(this);
+    m_deckDock = new QDockWidget(tr("Deck"), this);
+    m_deckDock->setObjectName(QStringLiteral("deckDock"));
+    m_deckDock->setWidget(m_deckPanel);
+    addDockWidget(Qt::RightDockWidgetArea, m_deckDock);
+    m_deckDock->hide();
+    connect(m_deckPanel, &DeckPanel::addCurrentPlanRequested, this, [this] {
+        m_deckPanel->addSlide(m_document->plan());
+        statusBar()->showMessage(tr("Added the open plan as slide %1").arg(m_deckPanel->currentSlide() + 1), 5000);
+    });
+    connect(m_deckPanel, &DeckPanel::presentRequested, this, [this] { present(); });
+
     edit->addSeparator();
     QAction *markdown = edit->addAction(tr("Copy Summary as &Markdown"), this, &MainWindow::copySummaryMarkdown);
     markdown->setObjectName(QStringLiteral("copyMarkdownAction"));
@@ -54,16 +71,28 @@ PresenterWindow *MainWindow::presenter() const
     return m_presenter;
 }
 
+bool MainWindow::deckIsOpen() const
+{
+    return m_deckDock && !m_deckDock->isHidden() && !m_deckPanel->deck().slides.empty();
+}
+
 PresenterWindow *MainWindow::present()
 {
     if (m_presenter)
         m_presenter->close();
-    // A copy of the plan: whatever happens while presenting, the document is left as it was.
+    // Copies: whatever happens while presenting, the document and the deck are left as they were.
     model::Deck deck;
-    const model::Plan &plan = m_document->plan();
-    deck.title = plan.title;
-    deck.slides.push_back(model::slideFromPlan(plan, plan.title));
+    int first = 0;
+    if (deckIsOpen()) {
+        deck = m_deckPanel->deck();
+        first = std::max(0, m_deckPanel->currentSlide());
+    } else {
+        const model::Plan &plan = m_document->plan();
+        deck.title = plan.title;
+        deck.slides.push_back(model::slideFromPlan(plan, plan.title));
+    }
     m_presenter = new PresenterWindow(std::move(deck), this);
+    m_presenter->showSlide(first);
     m_presenter->setAttribute(Qt::WA_DeleteOnClose);
     if (!m_interactive) {
         m_presenter->resize(size());
@@ -81,8 +110,10 @@ PresenterWindow *MainWindow::present()
 
 void MainWindow::exportReportDialog()
 {
-    const QString title = QString::fromStdString(m_document->plan().title);
-    QString suggested = suggestedPlanPath(title, m_document->path());
+    const bool deck = deckIsOpen();
+    const QString title = QString::fromStdString(deck ? m_deckPanel->deck().title : m_document->plan().title);
+    QString suggested = deck && !m_deckPanel->path().isEmpty() ? m_deckPanel->path()
+                                                               : suggestedPlanPath(title, m_document->path());
     suggested = QFileInfo(suggested).path() + QLatin1Char('/') + QFileInfo(suggested).completeBaseName() + QStringLiteral(".pdf");
     QString filter;
     QString path = QFileDialog::getSaveFileName(this, tr("Export Report"), suggested,
@@ -97,8 +128,14 @@ void MainWindow::exportReportDialog()
 
 std::optional<QString> MainWindow::exportReport(const QString &path)
 {
-    std::vector<ReportSection> sections(1);
-    sections.front().plan = m_document->plan();
+    std::vector<ReportSection> sections;
+    if (deckIsOpen()) {
+        for (const auto &slide : m_deckPanel->deck().slides)
+            sections.push_back({slide.plan, QString::fromStdString(slide.title), QString::fromStdString(slide.notes),
+                                QString::fromStdString(slide.problem)});
+    } else {
+        sections.push_back({m_document->plan(), QString(), QString(), QString()});
+    }
     statusBar()->showMessage(tr("Writing %1…").arg(QFileInfo(path).fileName()));
     // Every chart is drawn and the derivations recorded: a second or two on a large plan.
     QGuiApplication::setOverrideCursor(Qt::WaitCursor);
