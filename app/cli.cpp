@@ -60,6 +60,9 @@ Commands (the book's ideal model unless --achievable; --json for machine-readabl
   compare BASELINE.meshplan CANDIDATE.meshplan [--json] [--ideal]
                                                two plans side by side: every summary number with
                                                its difference and ratio, then what changed
+  scenarios [ID [-o FILE.meshplan]] [--json]
+                                               the book's worked examples as ready plans: the list,
+                                               one scenario's note, or its plan written to FILE
   render PLAN.meshplan --chart roofline|memory|timeline|sweep|sweep-chips -o FILE.png|.pdf|.svg [--size WxH] [--dark] [--no-title]
                                                draws a chart of the plan (no display needed), titled
                                                with the plan; text grows with sizes past 1200x750
@@ -419,6 +422,8 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
         return args.empty() ? kBadInput : 0;
     }
     const std::string command = args[0];
+    if (command == "scenarios") // its own options (-o): cliscenarios.cpp
+        return runScenarios(args, out, err);
     bool asJson = false;
     for (const auto &a : args)
         asJson = asJson || a == "--json";

@@ -29,6 +29,10 @@ int runSearch(const std::vector<std::string> &positional, const nlohmann::json &
 /// summary numbers of both results with differences and ratios, then what changed.
 int runCompare(const std::vector<std::string> &files, bool asJson, bool ideal, std::ostream &out, std::ostream &err);
 
+/// Runs `scenarios [--json]` (the built-in scenarios) or `scenarios ID [-o FILE.meshplan] [--json]`
+/// (`args` from "scenarios" on; cliscenarios.cpp). Same exit codes and error style as runCli.
+int runScenarios(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
 /// Reads and parses a plan file; the error's path is the JSON path ("" for a file problem).
 model::Expected<model::Plan> loadPlan(const std::string &file);
 

@@ -1,6 +1,7 @@
 // meshplan: the desktop planner. `meshplan [FILE]` opens a plan (or the default plan);
-// `meshplan --screenshot OUT.png [--size WxH] [--dark] [--compare BASELINE] [--search] [FILE]` renders
-// the window offscreen and exits (--search: after a search of the plan, its best result previewed).
+// `meshplan --screenshot OUT.png [--size WxH] [--dark] [--compare BASELINE] [--search] [--scenario ID]
+// [FILE]` renders the window offscreen and exits (--search: after a search of the plan, its best result
+// previewed; --scenario: one of the book's worked examples with its teaching note).
 // `meshplan --present DECK.meshdeck [--slide N] [--screenshot OUT.png [--size WxH]]` presents a deck.
 #include "atomicwrite.h"
 #include "deckfile.h"
@@ -132,6 +133,11 @@ int run(int argc, char **argv)
                                    QStringLiteral("N"));
     parser.addOption(presentOption);
     parser.addOption(slideOption);
+    QCommandLineOption scenarioOption(QStringLiteral("scenario"),
+                                      QStringLiteral("Open one of the book's worked examples (meshplan-cli scenarios) "
+                                                     "as a new plan, with its teaching note."),
+                                      QStringLiteral("ID"));
+    parser.addOption(scenarioOption);
     parser.process(app);
 
     const QStringList files = parser.positionalArguments();
@@ -168,6 +174,8 @@ int run(int argc, char **argv)
         window.setRecordsRecentFiles(false);
         if (!files.isEmpty() && !window.openFile(files.front()))
             return fail(window.lastError());
+        if (parser.isSet(scenarioOption) && !window.openScenario(parser.value(scenarioOption)))
+            return fail(QStringLiteral("--scenario: %1").arg(window.lastError()));
         if (parser.isSet(compareOption) && !window.pinBaselineFile(parser.value(compareOption)))
             return fail(QStringLiteral("--compare: %1").arg(window.lastError()));
         window.resize(size);
@@ -206,6 +214,8 @@ int run(int argc, char **argv)
     window.show();
     if (!files.isEmpty())
         window.openFile(files.front());
+    if (parser.isSet(scenarioOption))
+        window.openScenario(parser.value(scenarioOption));
     if (parser.isSet(compareOption))
         window.pinBaselineFile(parser.value(compareOption));
     // After a crash the unsaved work is offered whichever file the user opens Meshplan with.

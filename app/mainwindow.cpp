@@ -89,6 +89,7 @@ MainWindow::MainWindow(QWidget *parent, const QString &autosaveDirectory)
 
     m_canvas = new views::MeshCanvas(this);
     setCentralWidget(m_canvas);
+    createScenarioBar();
     createDocks();
     // The models imported in earlier sessions, oldest first so the newest ends up last.
     const auto imported = ImportedModels::list();
@@ -315,6 +316,7 @@ void MainWindow::createActions()
     m_viewMenu->addSeparator();
     for (QDockWidget *d : findChildren<QDockWidget *>())
         m_viewMenu->addAction(d->toggleViewAction());
+    createScenarioMenu();
 
     createCompareActions();
 
@@ -488,7 +490,7 @@ void MainWindow::refresh()
 
 void MainWindow::updateTitle()
 {
-    setWindowTitle(m_document->displayName() + QStringLiteral("[*] — Meshplan"));
+    setWindowTitle(documentTitle() + QStringLiteral("[*] — Meshplan"));
     setWindowModified(m_document->isModified());
 }
 
@@ -612,6 +614,7 @@ bool MainWindow::openFile(const QString &path)
     }
     m_lastError.clear();
     m_autosaver->discard();
+    endScenario();
     if (m_recordsRecent) {
         RecentFiles::add(path);
         updateRecentMenu();
@@ -699,6 +702,7 @@ void MainWindow::newPlan()
 {
     if (!maybeSave())
         return;
+    endScenario();
     m_document->newDefault();
     m_autosaver->discard();
 }

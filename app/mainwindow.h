@@ -162,6 +162,16 @@ public:
     QString summaryMarkdown() const;
     /// Puts summaryMarkdown() on the clipboard, as text.
     void copySummaryMarkdown();
+    // Scenarios (issue 18, mainwindowscenarios.cpp): the book's worked examples as new untitled plans.
+    /// Opens built-in scenario `id` as a new untitled plan (after asking about unsaved changes, as
+    /// File > New does) and shows its teaching note above the mesh. False when cancelled or unknown.
+    bool openScenario(const QString &id);
+    /// The open scenario's id, or "" once another plan was opened or the note closed.
+    QString scenarioId() const;
+    /// The note bar above the mesh (hidden without a scenario).
+    QWidget *scenarioNoteBar() const { return m_scenarioBar; }
+    /// Hides the note bar: the plan stays, it is just no longer presented as the scenario.
+    void endScenario();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -181,6 +191,10 @@ private:
     /// puts it in the status bar. Nothing is selected when the plan has no such operation.
     void selectOperation(const std::string &op, const std::string &kind, int collective, bool announce = true);
     void updateTitle();
+    /// The name the title bar gives the document: its file, or the open scenario's title.
+    QString documentTitle() const;
+    void createScenarioBar();
+    void createScenarioMenu();
     void updateRecentMenu();
     /// The field an edit set, so that a refusal keeps what the user typed there and says why.
     struct EditTarget {
@@ -245,6 +259,11 @@ private:
     QPointer<PresenterWindow> m_presenter;
     DeckPanel *m_deckPanel = nullptr;
     QDockWidget *m_deckDock = nullptr;
+    // Scenarios (mainwindowscenarios.cpp).
+    QWidget *m_scenarioBar = nullptr;
+    QLabel *m_scenarioHeading = nullptr;
+    QLabel *m_scenarioNote = nullptr;
+    std::string m_scenarioId;
 };
 
 } // namespace meshplan::app

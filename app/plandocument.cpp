@@ -134,6 +134,18 @@ void PlanDocument::newDefault()
     setJson(defaultPlanJson());
 }
 
+std::optional<QString> PlanDocument::newFrom(const nlohmann::json &planJson)
+{
+    if (auto error = checkStorable(planJson))
+        return QString::fromStdString(error->toString());
+    if (const auto plan = loadPlan(planJson); !plan)
+        return QString::fromStdString(plan.error().toString());
+    m_undo->clear();
+    setPath(QString());
+    setJson(planJson);
+    return std::nullopt;
+}
+
 std::optional<QString> PlanDocument::open(const QString &path)
 {
     const auto document = readJsonFile(path);

@@ -30,6 +30,10 @@ public:
 
     /// The built-in default plan, untitled and clean; the undo history is cleared.
     void newDefault();
+    /// A new untitled, clean document holding `planJson` (a built-in scenario), as newDefault()
+    /// holds the default; the undo history is cleared. JSON that does not load is refused, the
+    /// message names the field, and the open document is untouched.
+    std::optional<QString> newFrom(const nlohmann::json &planJson);
     /// Reads `path`. A file that is not JSON, of another format, of a newer version or with a
     /// bad field is refused: the returned message names the file and the field, and the open
     /// document (JSON, path, history) is untouched.

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS="fuzz_plan:plan fuzz_hfconfig:hfconfig"
+FUZZ_TARGETS="fuzz_plan:plan fuzz_hfconfig:hfconfig fuzz_deck:deck"
 
 step_names=()
 step_seconds=()

@@ -8,5 +8,6 @@ namespace meshplan::model::embedded {
 std::string_view chipCatalogJson();
 std::string_view modelCatalogJson();
 std::string_view defaultPlanJson();
+std::string_view scenarioCatalogJson();
 
 } // namespace meshplan::model::embedded

@@ -71,6 +71,15 @@ std::string collectiveWords(CollectiveOp op, bool tpu)
 
 } // namespace
 
+void explainCapacity(DerivationRecorder &why, const Chip &chip)
+{
+    if (!why.on())
+        return;
+    why.record("memory_per_chip.capacity", double(chip.hbmBytes), "hbm_bytes",
+               {{"hbm_bytes", double(chip.hbmBytes), "", "catalog: " + chip.id + " HBM capacity"}}, "The chip's HBM.",
+               chip.isTpu() ? "2" : "12", chip.isTpu() ? "TPU memory" : "GPU memory");
+}
+
 void explainCollective(DerivationRecorder &why, const Topology &topology, std::size_t index, const CollectiveUse &use,
                        const std::vector<AxisSpan> &spans, double count, double timeEach, double exposed,
                        const CollectiveOptions &options, const std::string &overlapRule)

@@ -40,6 +40,9 @@ private:
     std::map<std::string, double> &m_terms;
 };
 
+/// The derivation of memory_per_chip.capacity: the chip's HBM.
+void explainCapacity(DerivationRecorder &why, const Chip &chip);
+
 /// The derivations of collectives[index].time_s (count × one occurrence, from the book's
 /// bandwidth and per-hop latency terms) and .exposed_s (min(time_s, what the step waits for),
 /// `overlapRule` saying why), for a collective the cost model has just added.

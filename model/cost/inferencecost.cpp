@@ -89,6 +89,13 @@ private:
     double prefillMatmulShape() const;
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
+    /// The layers' weights over the whole model: outside the routed experts (embeddings not
+    /// included) and in them.
+    struct Weights {
+        double dense = 0;
+        double experts = 0;
+    };
+    Weights layerWeights() const;
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
     /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
@@ -110,6 +117,8 @@ private:
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
     DerivationValue lanesValue() const;
+    /// The elementwise work of `rows` rows ([rows, d_model] tensors) as terms.<name>.
+    std::string explainElementwise(const std::string &name, double value, const DerivationValue &rows);
 
     const Plan &m_plan;
     const ModelSpec &m_model;
@@ -165,15 +174,22 @@ std::optional<Error> InferenceCost::validate()
     return std::nullopt;
 }
 
+InferenceCost::Weights InferenceCost::layerWeights() const
+{
+    const ModelSpec &m = m_model;
+    Weights w;
+    w.dense = double(m.layers) * double(m_params.attentionPerLayer)
+              + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
+              + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
+    w.experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    return w;
+}
+
 double InferenceCost::weightBytesPerChip() const
 {
     // Everything but the routed experts is split over tensor, pipeline and FSDP; experts also over
     // the expert axis. Embeddings sit on the first stage, the output projection on the last.
-    const ModelSpec &m = m_model;
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [dense, experts] = layerWeights();
     const double vocab = double(m_params.embedding + m_params.unembedding);
     const double perChip = dense / (m_tp * m_pp * m_fs) + experts / (m_tp * m_pp * m_fs * m_ep)
                            + vocab / (m_tp * m_fs) / (m_pp > 1 ? 2.0 : 1.0);
@@ -301,10 +317,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         const double e = m.moe->experts;
         expertFraction = 1.0 - std::pow(1.0 - double(m.moe->expertsPerToken) / e, batch);
     }
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [layers, experts] = layerWeights();
+    const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_decodeWeightHbm);
     const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
                                 + double(m.vocab * m.dModel);
@@ -524,10 +538,7 @@ DerivationValue InferenceCost::lanesValue() const
 void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, double maxContext)
 {
     const ModelSpec &m = m_model;
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [dense, experts] = layerWeights();
     const double vocab = double(m_params.embedding + m_params.unembedding);
     m_why.record("memory_per_chip.params", mem.params,
                  "(dense_weights / (tensor * pipeline * fsdp) + expert_weights / (tensor * pipeline * fsdp * expert) + "
@@ -573,19 +584,32 @@ void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, doub
                   {"activations", mem.activations, "memory_per_chip.activations", ""}},
                  "A serving chip holds its weights, its share of the KV cache and a prefill's working set.", "7",
                  "Memory at inference");
-    m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
-                 {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
-                 "The chip's HBM.", "2", "TPU memory");
+    explainCapacity(m_why, m_chip);
+}
+
+std::string InferenceCost::explainElementwise(const std::string &name, double value, const DerivationValue &rows)
+{
+    if (m_mode == CostMode::Ideal)
+        return m_why.term(name, value, "0", {}, "The book's ideal model leaves out the work beside the matmuls.", "1",
+                          "Where does the time go?");
+    return m_why.term(
+        name, value, "tensors * " + rows.name + " * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
+        {{"tensors", kDecodeElementwiseTensors, "", "[rows, d_model] tensors each layer's norms, residuals and activations move"},
+         rows,
+         {"d_model", double(m_model.dModel), "", "model: d_model"},
+         {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
+         {"layers", double(m_model.layers), "", "model: layers"},
+         lanesValue(), hbmValue(), hbmEfficiencyValue()},
+        "Work beside the matmuls: norms, residuals and activations through HBM. The book's ideal model leaves it out.",
+        "1", "Where does the time go?");
 }
 
 void InferenceCost::explainDecode(const Phase &ph, double batch, double context, double expertFraction, double kvRead,
                                   double attnFlops, std::size_t firstCollective)
 {
     const ModelSpec &m = m_model;
-    const double dense = double(m.layers) * double(m_params.attentionPerLayer)
-                         + double(m.layers - m.moeLayerCount()) * double(m_params.denseMlpPerLayer)
-                         + double(m.moeLayerCount()) * double(m_params.moeSharedPerLayer) + double(m.vocab * m.dModel);
-    const double experts = m.moe ? double(m.moeLayerCount()) * m.moe->experts * double(m_params.expertParams) : 0.0;
+    const auto [layers, experts] = layerWeights();
+    const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     const bool ideal = m_mode == CostMode::Ideal;
     const DerivationValue batchValue{"batch", batch, "", "sequences per decoding replica"};
     std::string weightsSource = "the HBM rate weights stream at";
@@ -648,19 +672,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
                                       "Attention during decode is bound by reading the KV cache at any batch: its "
                                       "arithmetic intensity is about 1.",
                                       "7", "Attention during prefill and generation");
-    const std::string elementwise = m_why.term(
-        "decode_elementwise_s", ph.elementwise,
-        ideal ? "0" : "tensors * batch * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
-        ideal ? std::vector<DerivationValue>{}
-              : std::vector<DerivationValue>{{"tensors", kDecodeElementwiseTensors, "",
-                                              "[batch, d_model] tensors each layer's norms, residuals and activations move"},
-                                             batchValue,
-                                             {"d_model", double(m.dModel), "", "model: d_model"},
-                                             {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
-                                             {"layers", double(m.layers), "", "model: layers"},
-                                             lanesValue(), hbmValue(), hbmEfficiencyValue()},
-        "Work beside the matmuls: norms, residuals and activations through HBM. The book's ideal model leaves it out.",
-        "1", "Where does the time go?");
+    const std::string elementwise = explainElementwise("decode_elementwise_s", ph.elementwise, batchValue);
     std::vector<DerivationValue> parts;
     for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
         parts.push_back({"c" + std::to_string(i), m_out.collectives[i].timeS, "collectives[" + std::to_string(i) + "].time_s", ""});
@@ -713,19 +725,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     const std::string compute = m_why.term("prefill_compute_s", ph.compute, "max(flops_s, weights_s)",
                                            {{"flops_s", ph.flops, flops, ""}, {"weights_s", ph.weights, weights, ""}},
                                            "The longer of the FLOPs and the weight reads.", "1", "Where does the time go?");
-    const bool ideal = m_mode == CostMode::Ideal;
-    const std::string elementwise = m_why.term(
-        "prefill_elementwise_s", ph.elementwise,
-        ideal ? "0" : "tensors * tokens * d_model * act_bytes * layers / (lanes * (hbm_bandwidth * hbm_efficiency))",
-        ideal ? std::vector<DerivationValue>{}
-              : std::vector<DerivationValue>{{"tensors", kDecodeElementwiseTensors, "",
-                                              "[tokens, d_model] tensors each layer's norms, residuals and activations move"},
-                                             tokens,
-                                             {"d_model", double(m.dModel), "", "model: d_model"},
-                                             {"act_bytes", m_actBytes, "", "plan: compute dtype, at most 16 bits"},
-                                             {"layers", double(m.layers), "", "model: layers"},
-                                             lanesValue(), hbmValue(), hbmEfficiencyValue()},
-        "Work beside the matmuls through HBM. The book's ideal model leaves it out.", "1", "Where does the time go?");
+    const std::string elementwise = explainElementwise("prefill_elementwise_s", ph.elementwise, tokens);
     std::vector<DerivationValue> parts;
     for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
         parts.push_back({"c" + std::to_string(i), m_out.collectives[i].exposedS, "collectives[" + std::to_string(i) + "].exposed_s", ""});

@@ -204,6 +204,22 @@ private:
     /// Elements per token of a layer a custom policy keeps in HBM (its input included), or offloads.
     double customSavedElements(const LayerCost &layer) const;
     double offloadedElements(const LayerCost &layer) const;
+    /// Weight elements one chip of `stage` holds (the mirror stage's too under DualPipe).
+    double stageWeightElements(int stage) const;
+    /// Optimizer states per weight: Adam 2, SGD 1, Adafactor about 0.1.
+    double optimizerStates() const;
+    /// The activation bytes of `stage`'s chips, in the parts its derivation names.
+    struct StageActivations {
+        int denseLayers = 0;
+        int moeLayers = 0;
+        double inFlight = 0;      ///< microbatches whose activations the stage holds at once
+        double savedDense = 0;    ///< elements per token a dense layer keeps for its backward
+        double savedMoe = 0;
+        double perMicrobatch = 0; ///< bytes of one microbatch
+        double working = 0;       ///< one layer's activations rebuilt during its backward
+        double logits = 0;        ///< the last stage's logits
+    };
+    StageActivations stageActivations(int stage) const;
     MemoryBreakdown stageMemory(int stage) const;
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
                        double bytes, double count, double exposed, double timeEach, double overlapFlops,
@@ -536,15 +552,8 @@ TrainingCost::StageWeights TrainingCost::stageWeights(int stage) const
     return w;
 }
 
-MemoryBreakdown TrainingCost::stageMemory(int stage) const
+double TrainingCost::stageWeightElements(int stage) const
 {
-    const ModelSpec &m = m_model;
-    const double tp = m_d.tensor;
-    const int z = m_par.zeroStage;
-    const int layers = layersOnStage(stage);
-    const int moeLayers = moeLayersOnStage(stage);
-    const int denseLayers = layers - moeLayers;
-
     const auto stageElements = [&](int s) {
         const StageWeights w = stageWeights(s);
         return w.dense + w.expert + (s == m_d.pipeline - 1 ? double(m_params.finalNorm) : 0.0);
@@ -554,39 +563,40 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     // and optimizer states.
     if (dualPipe())
         elements += stageElements(m_d.pipeline - 1 - stage);
-    const bool last = stage == m_d.pipeline - 1 || (dualPipe() && stage == 0);
+    return elements;
+}
 
-    const double fs = m_d.fsdp;
-    const double dp = m_d.data;
-    MemoryBreakdown mem;
-    mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
-    mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
-    double states = 0.1; // Adafactor: factored second moment
+double TrainingCost::optimizerStates() const
+{
     if (m_train.optimizer == Optimizer::Adam || m_train.optimizer == Optimizer::AdamW)
-        states = 2.0;
-    else if (m_train.optimizer == Optimizer::Sgd)
-        states = 1.0;
-    const double perParam = states * bytesPerElement(m_train.optimizerDtype)
-                            + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
-    mem.optimizer = elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+        return 2.0;
+    if (m_train.optimizer == Optimizer::Sgd)
+        return 1.0;
+    return 0.1; // Adafactor: factored second moment
+}
 
-    // Activations: the microbatches in flight on this stage under the schedule.
+TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
+{
+    const ModelSpec &m = m_model;
+    StageActivations a;
+    a.moeLayers = moeLayersOnStage(stage);
+    a.denseLayers = layersOnStage(stage) - a.moeLayers;
+    // The microbatches in flight on this stage under the schedule.
     const double pp = m_d.pipeline;
     const double mb = m_microbatches;
-    double inFlight = mb;
     switch (m_par.schedule) {
     case PipelineSchedule::GPipe:
-        inFlight = mb;
+        a.inFlight = mb;
         break;
     case PipelineSchedule::OneFOneB:
     case PipelineSchedule::ZeroBubble:
-        inFlight = std::min(mb, pp - stage);
+        a.inFlight = std::min(mb, pp - stage);
         break;
     case PipelineSchedule::Interleaved1F1B:
-        inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
+        a.inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
         break;
     case PipelineSchedule::DualPipe:
-        inFlight = std::min(mb, pp + 1.0); // Table 2 of the DeepSeek-V3 report: PP + 1 on every rank
+        a.inFlight = std::min(mb, pp + 1.0); // Table 2 of the DeepSeek-V3 report: PP + 1 on every rank
         break;
     }
     const LayerCost dense = layerCost(false);
@@ -604,15 +614,32 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
         }
         return c.savedNone;
     };
-    const double perMicrobatch = (denseLayers * saved(dense) + moeLayers * saved(sparse)) * m_tokensMb * m_actBytes;
-    double working = 0;
+    a.savedDense = saved(dense);
+    a.savedMoe = saved(sparse);
+    a.perMicrobatch = (a.denseLayers * a.savedDense + a.moeLayers * a.savedMoe) * m_tokensMb * m_actBytes;
     // One layer's activations are rebuilt during its backward.
     if (m_train.remat.kind == Remat::Full || m_train.remat.kind == Remat::Custom)
-        working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
-    double logits = 0;
+        a.working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
+    const bool last = stage == m_d.pipeline - 1 || (dualPipe() && stage == 0);
     if (last) // the logits (16-bit under an fp8 recipe), whose gradient overwrites them in place
-        logits = m_tokensMb * double(m.vocab) / tp * m_flowBytes;
-    mem.activations = inFlight * perMicrobatch + working + logits;
+        a.logits = m_tokensMb * double(m.vocab) / m_d.tensor * m_flowBytes;
+    return a;
+}
+
+MemoryBreakdown TrainingCost::stageMemory(int stage) const
+{
+    const int z = m_par.zeroStage;
+    const double elements = stageWeightElements(stage);
+    const double fs = m_d.fsdp;
+    const double dp = m_d.data;
+    MemoryBreakdown mem;
+    mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
+    mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
+    const double perParam = optimizerStates() * bytesPerElement(m_train.optimizerDtype)
+                            + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
+    mem.optimizer = elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+    const StageActivations a = stageActivations(stage);
+    mem.activations = a.inFlight * a.perMicrobatch + a.working + a.logits;
     mem.total = mem.params + mem.grads + mem.optimizer + mem.activations;
     mem.capacity = double(m_chip.hbmBytes);
     mem.fits = mem.total <= mem.capacity;
@@ -806,16 +833,8 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
 {
     if (!m_why.on())
         return;
-    const ModelSpec &m = m_model;
     const int z = m_par.zeroStage;
-    double elements = 0;
-    const auto stageElements = [&](int s) {
-        const StageWeights w = stageWeights(s);
-        return w.dense + w.expert + (s == m_d.pipeline - 1 ? double(m_params.finalNorm) : 0.0);
-    };
-    elements = stageElements(stage);
-    if (dualPipe())
-        elements += stageElements(m_d.pipeline - 1 - stage);
+    const double elements = stageWeightElements(stage);
     const std::string where = m_d.pipeline > 1 ? "this pipeline stage's weights (its layers, and the embedding or output layer at the ends), over tensor and expert parallelism"
                                                : "the model's weights over tensor and expert parallelism";
     const DerivationValue elementsValue{"weights", elements, "", where};
@@ -836,11 +855,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                   fsdpValue, dataShards(2)},
                  "Gradients have the weights' shape; ZeRO-2 and above shard them over the data axis too.", "5",
                  "FSDP / ZeRO");
-    double states = 0.1;
-    if (m_train.optimizer == Optimizer::Adam || m_train.optimizer == Optimizer::AdamW)
-        states = 2.0;
-    else if (m_train.optimizer == Optimizer::Sgd)
-        states = 1.0;
+    const double states = optimizerStates();
     m_why.record("memory_per_chip.optimizer", mem.optimizer,
                  "weights * (states * state_bytes + master_bytes) / (fsdp * data_shards)",
                  {elementsValue,
@@ -851,58 +866,33 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                   fsdpValue, dataShards(1)},
                  "The optimizer's states per weight (Adam's two moments, a master copy), sharded by ZeRO-1 and above.",
                  "5", "FSDP / ZeRO");
-    // Recomputes the activation terms of stageMemory(stage) for its parts.
-    const double pp = m_d.pipeline;
-    const double mb = m_microbatches;
-    double inFlight = mb;
+    const StageActivations a = stageActivations(stage);
     std::string schedule = "GPipe keeps every microbatch's activations until its backward";
     switch (m_par.schedule) {
     case PipelineSchedule::GPipe:
         break;
     case PipelineSchedule::OneFOneB:
     case PipelineSchedule::ZeroBubble:
-        inFlight = std::min(mb, pp - stage);
         schedule = "1F1B: stage s holds min(microbatches, stages - s)";
         break;
     case PipelineSchedule::Interleaved1F1B:
-        inFlight = std::min(mb, pp - stage) * (1.0 + (pp - 1.0) / (pp * m_par.virtualStages));
         schedule = "interleaved 1F1B: min(microbatches, stages - s)·(1 + (stages - 1)/(stages·virtual stages))";
         break;
     case PipelineSchedule::DualPipe:
-        inFlight = std::min(mb, pp + 1.0);
         schedule = "DualPipe: stages + 1 on every rank (DeepSeek-V3 report, Table 2)";
         break;
     }
-    const LayerCost dense = layerCost(false);
-    const LayerCost sparse = m.moe ? layerCost(true) : dense;
-    const auto saved = [&](const LayerCost &c) {
-        switch (m_train.remat.kind) {
-        case Remat::None:
-            return c.savedNone;
-        case Remat::Selective:
-            return c.savedSelective;
-        case Remat::Full:
-            return c.savedFull;
-        case Remat::Custom:
-            return customSavedElements(c);
-        }
-        return c.savedNone;
-    };
-    const int moeLayers = moeLayersOnStage(stage);
-    const int denseLayers = layersOnStage(stage) - moeLayers;
-    const double perMicrobatch = (denseLayers * saved(dense) + moeLayers * saved(sparse)) * m_tokensMb * m_actBytes;
-    const double rest = mem.activations - inFlight * perMicrobatch;
     m_why.record("memory_per_chip.activations", mem.activations,
-                 "in_flight * ((dense_layers * saved_dense + moe_layers * saved_moe) * tokens * act_bytes) + rebuilt_and_logits",
-                 {{"in_flight", inFlight, "", schedule},
-                  {"dense_layers", double(denseLayers), "", "dense layers on this stage"},
-                  {"saved_dense", saved(dense), "", "elements per token a dense layer keeps for its backward under remat " + std::string(rematName(m_train.remat.kind))},
-                  {"moe_layers", double(moeLayers), "", "MoE layers on this stage"},
-                  {"saved_moe", saved(sparse), "", "elements per token an MoE layer keeps"},
+                 "in_flight * ((dense_layers * saved_dense + moe_layers * saved_moe) * tokens * act_bytes) + rebuilt + logits",
+                 {{"in_flight", a.inFlight, "", schedule},
+                  {"dense_layers", double(a.denseLayers), "", "dense layers on this stage"},
+                  {"saved_dense", a.savedDense, "", "elements per token a dense layer keeps for its backward under remat " + std::string(rematName(m_train.remat.kind))},
+                  {"moe_layers", double(a.moeLayers), "", "MoE layers on this stage"},
+                  {"saved_moe", a.savedMoe, "", "elements per token an MoE layer keeps"},
                   {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},
                   {"act_bytes", m_actBytes, "", "plan: training.compute_dtype"},
-                  {"rebuilt_and_logits", rest, "",
-                   "one layer's activations rebuilt during its backward (full or custom remat), and the logits on the last stage"}},
+                  {"rebuilt", a.working, "", "one layer's activations, rebuilt during its backward (full or custom remat)"},
+                  {"logits", a.logits, "", "the logits on the last stage: tokens × vocab / tensor"}},
                  "Activations: what each layer keeps for its backward, per token, times the tokens of the microbatches in "
                  "flight on this stage. Rematerialisation trades these bytes for recompute.",
                  "4", "Gradient checkpointing");
@@ -914,9 +904,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                   {"activations", mem.activations, "memory_per_chip.activations", ""}},
                  "A chip must hold its weights, gradients, optimizer states and activations at once.", "5",
                  "Per-device memory");
-    m_why.record("memory_per_chip.capacity", mem.capacity, "hbm_bytes",
-                 {{"hbm_bytes", double(m_chip.hbmBytes), "", "catalog: " + m_chip.id + " HBM capacity"}},
-                 "The chip's HBM.", "2", "TPU memory");
+    explainCapacity(m_why, m_chip);
 }
 
 void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,

@@ -46,6 +46,24 @@ Expected<SearchObjective> objectiveFromName(std::string_view name)
 
 namespace {
 
+/// The threads a search runs on: as asked, or one per core.
+unsigned threadCount(int requested)
+{
+    return requested > 0 ? static_cast<unsigned>(requested) : std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Runs `work` on `threads` threads, the caller's among them, and returns when all are done.
+template<typename Work>
+void onThreads(unsigned threads, const Work &work)
+{
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto &t : pool)
+        t.join();
+}
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Interleaved 1F1B's virtual stages tried: 2 up to this many (and at least one layer each).
 constexpr int kMaxVirtualStages = 8;
@@ -631,22 +649,14 @@ Expected<SearchOutcome> TrainingSearch::run()
         m_policies.push_back(policy.value());
     }
     enumerateCombos();
-    const unsigned threads = m_options.threads > 0 ? static_cast<unsigned>(m_options.threads)
-                                                   : std::max(1u, std::thread::hardware_concurrency());
-    const auto parallel = [&](auto &&work, std::size_t count) {
+    const unsigned threads = threadCount(m_options.threads);
+    {
         std::atomic<std::size_t> next{0};
-        const auto loop = [&] {
-            for (std::size_t i = next++; i < count; i = next++)
-                work(i);
-        };
-        std::vector<std::thread> pool;
-        for (unsigned t = 1; t < threads; ++t)
-            pool.emplace_back(loop);
-        loop();
-        for (auto &t : pool)
-            t.join();
-    };
-    parallel([&](std::size_t i) { prepare(m_combos[i]); }, m_combos.size());
+        onThreads(threads, [&] {
+            for (std::size_t i = next++; i < m_combos.size(); i = next++)
+                prepare(m_combos[i]);
+        });
+    }
 
     SearchOutcome out;
     out.objective = m_options.objective;
@@ -722,12 +732,7 @@ Expected<SearchOutcome> TrainingSearch::run()
     };
     if (!finished) {
         next = 0;
-        std::vector<std::thread> pool;
-        for (unsigned t = 1; t < threads; ++t)
-            pool.emplace_back(worker);
-        worker();
-        for (auto &t : pool)
-            t.join();
+        onThreads(threads, worker);
     }
     if (!failure.empty())
         return Error{"", "the search failed: " + failure};
@@ -841,8 +846,7 @@ Expected<SearchOutcome> searchServing(const Plan &plan, const SearchOptions &opt
     out.objective = options.objective;
     out.space.size = static_cast<std::int64_t>(candidates.size());
     std::vector<std::optional<Evaluation>> evaluations(candidates.size());
-    const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                                 : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = threadCount(options.threads);
     std::vector<char> tried(candidates.size(), 0);
     std::atomic<std::size_t> next{0};
     std::atomic<std::int64_t> done{0};
@@ -859,12 +863,7 @@ Expected<SearchOutcome> searchServing(const Plan &plan, const SearchOptions &opt
                 progress(n, out.space.size);
         }
     };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(loop);
-    loop();
-    for (auto &t : pool)
-        t.join();
+    onThreads(threads, loop);
     out.cancelled = cancel && cancel->load();
 
     Standings standings(options.top);

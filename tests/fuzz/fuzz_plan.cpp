@@ -1,6 +1,7 @@
 // Fuzzes the plan loader as `meshplan-cli evaluate` drives it: text -> planFromText -> evaluate ->
 // the result document, dumped as the CLI writes it. Errors are fine; crashes and sanitizer
 // reports are not.
+#include "base/expression.h"
 #include "cost/evaluation.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace m = meshplan::model;
@@ -28,6 +30,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             continue;
         const auto result = m::evaluationToJson(evaluation.value(), plan->kind == m::WorkloadKind::Training);
         (void)result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    // As --explain and the explain panel do: every derivation recorded, parsed and evaluated.
+    m::Derivations derivations;
+    if (m::evaluate(plan.value(), m::CostMode::Achievable, &derivations)) {
+        for (const auto &[path, d] : derivations) {
+            const auto expression = m::Expression::parse(d.expression);
+            if (!expression)
+                __builtin_trap(); // the cost model wrote a formula its own grammar refuses
+            std::map<std::string, double> values;
+            for (const auto &v : d.values)
+                values[v.name] = v.value;
+            (void)expression->evaluate(values);
+        }
+        (void)m::derivationsToJson(derivations).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     return 0;
 }
