@@ -2,9 +2,12 @@
 // `meshplan --screenshot OUT.png [--size WxH] [--dark] [--compare BASELINE] [--search] [--scenario ID]
 // [FILE]` renders the window offscreen and exits (--search: after a search of the plan, its best result
 // previewed; --scenario: one of the book's worked examples with its teaching note).
+// `meshplan --present DECK.meshdeck [--slide N] [--screenshot OUT.png [--size WxH]]` presents a deck.
 #include "atomicwrite.h"
+#include "deckfile.h"
 #include "mainwindow.h"
 #include "meshcanvas.h"
+#include "presenterwindow.h"
 #include "quitsignals.h"
 #include "searchpanel.h"
 #include "searchrunner.h"
@@ -45,6 +48,43 @@ int fail(const QString &message)
     return 2;
 }
 
+/// `meshplan --present DECK [--slide N]`: presenter mode until Esc; with `shot`, that slide
+/// rendered offscreen at `size` into `shot` instead.
+int present(const QString &deckPath, const QString &slide, const QString &shot, QSize size, bool hasFile)
+{
+    if (hasFile)
+        return fail(QStringLiteral("--present: give the deck only, not a plan as well"));
+    auto deck = meshplan::app::loadDeck(deckPath);
+    if (!deck)
+        return fail(QStringLiteral("--present: %1").arg(QString::fromStdString(deck.error().toString())));
+    const int count = static_cast<int>(deck->slides.size());
+    int index = 0;
+    if (!slide.isEmpty()) {
+        bool ok = false;
+        const int n = slide.toInt(&ok);
+        if (!ok || n < 1 || n > count)
+            return fail(QStringLiteral("--slide: expected a slide from 1 to %1, got \"%2\"").arg(count).arg(slide));
+        index = n - 1;
+    }
+    meshplan::app::PresenterWindow presenter(std::move(*deck));
+    presenter.showSlide(index);
+    if (shot.isEmpty()) {
+        presenter.showFullScreen();
+        if (QGuiApplication::screens().size() > 1)
+            presenter.showSpeakerWindow();
+        return QApplication::exec();
+    }
+    presenter.resize(size);
+    presenter.show();
+    QApplication::processEvents();
+    presenter.canvas()->fitMesh();
+    QApplication::processEvents();
+    if (auto error = meshplan::views::writePngAtomically(shot, presenter.grab().toImage()))
+        return fail(QStringLiteral("--screenshot: %1").arg(*error));
+    std::printf("%s\n", qPrintable(shot));
+    return 0;
+}
+
 int run(int argc, char **argv)
 {
     // A screenshot needs no display: choose the offscreen platform before Qt picks one.
@@ -72,7 +112,7 @@ int run(int argc, char **argv)
                                  QStringLiteral("[FILE]"));
     QCommandLineOption shotOption(QStringLiteral("screenshot"),
                                   QStringLiteral("Render the window offscreen to this PNG and exit."), QStringLiteral("OUT.png"));
-    QCommandLineOption sizeOption(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+    QCommandLineOption sizeOption(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000; 1920x1080 with --present)."),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     QCommandLineOption darkOption(QStringLiteral("dark"), QStringLiteral("Start with the dark theme."));
     QCommandLineOption compareOption(QStringLiteral("compare"),
@@ -86,6 +126,13 @@ int run(int argc, char **argv)
                                     QStringLiteral("With --screenshot: search the plan's parallelizations and "
                                                    "preview the best result in the search panel."));
     parser.addOption(searchOption);
+    QCommandLineOption presentOption(QStringLiteral("present"),
+                                     QStringLiteral("Present this deck full screen (with --screenshot: render a slide)."),
+                                     QStringLiteral("DECK.meshdeck"));
+    QCommandLineOption slideOption(QStringLiteral("slide"), QStringLiteral("With --present: start at slide N (from 1)."),
+                                   QStringLiteral("N"));
+    parser.addOption(presentOption);
+    parser.addOption(slideOption);
     QCommandLineOption scenarioOption(QStringLiteral("scenario"),
                                       QStringLiteral("Open one of the book's worked examples (meshplan-cli scenarios) "
                                                      "as a new plan, with its teaching note."),
@@ -109,6 +156,13 @@ int run(int argc, char **argv)
                             .arg(parser.value(sizeOption)));
         size = QSize(w, h);
     }
+
+    if (parser.isSet(presentOption))
+        return present(parser.value(presentOption), parser.isSet(slideOption) ? parser.value(slideOption) : QString(),
+                       screenshot ? parser.value(shotOption) : QString(),
+                       parser.isSet(sizeOption) ? size : QSize(1920, 1080), !files.isEmpty());
+    if (parser.isSet(slideOption))
+        return fail(QStringLiteral("--slide: only with --present DECK"));
 
     // A screenshot run keeps its recovery files to itself and leaves the recent-files list alone.
     QTemporaryDir scratch;

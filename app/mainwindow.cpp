@@ -314,6 +314,7 @@ void MainWindow::createActions()
     dark->setCheckable(true);
     dark->setToolTip(tr("Qt 6.4 cannot ask the desktop for its colour scheme, so the choice is offered here."));
     connect(dark, &QAction::toggled, this, &MainWindow::setDarkTheme);
+    createPresentActions(file, edit);
     m_viewMenu->addSeparator();
     for (QDockWidget *d : findChildren<QDockWidget *>())
         m_viewMenu->addAction(d->toggleViewAction());

@@ -45,7 +45,9 @@ namespace meshplan::app {
 
 class Autosaver;
 class PlanComparer;
+class DeckPanel;
 class PlanDocument;
+class PresenterWindow;
 class SearchRunner;
 
 class MainWindow : public QMainWindow
@@ -153,6 +155,23 @@ public:
     /// F1: explains the number under the mouse (else the one last picked) and shows the panel.
     void explainUnderCursor();
 
+    // Presenting and forwarding (issue 19, mainwindowpresent.cpp).
+    /// Presents the open plan as a one-slide deck (View > Present, F5); presenting never edits it.
+    PresenterWindow *present();
+    PresenterWindow *presenter() const;
+    /// The Deck dock (View > Deck): the open deck's slides, hidden until asked for.
+    DeckPanel *deckPanel() const { return m_deckPanel; }
+    QDockWidget *deckDock() const { return m_deckDock; }
+    /// A deck is open when the Deck dock is shown with slides: Present and Export Report then
+    /// take the deck (one section per slide) instead of the open plan.
+    bool deckIsOpen() const;
+    /// Writes the report of the open deck, or else of the open plan, to `path` (.pdf or .html,
+    /// atomically) with a wait cursor; the message, also in lastError() and the status bar, on failure.
+    std::optional<QString> exportReport(const QString &path);
+    /// The open plan and its summary numbers as Markdown (Edit > Copy Summary as Markdown).
+    QString summaryMarkdown() const;
+    /// Puts summaryMarkdown() on the clipboard, as text.
+    void copySummaryMarkdown();
     // Scenarios (issue 18, mainwindowscenarios.cpp): the book's worked examples as new untitled plans.
     /// Opens built-in scenario `id` as a new untitled plan (after asking about unsaved changes, as
     /// File > New does) and shows its teaching note above the mesh. False when cancelled or unknown.
@@ -209,6 +228,9 @@ private:
     void createExplain();
     /// Evaluates the shown plan with derivations (achievable and ideal) for a visible panel.
     void updateExplain();
+    /// View > Present, File > Export Report, Edit > Copy Summary as Markdown.
+    void createPresentActions(QMenu *file, QMenu *edit);
+    void exportReportDialog();
     /// The Tools menu, made on first use (before Help).
     QMenu *toolsMenu();
 
@@ -253,6 +275,9 @@ private:
     std::string m_explainPath;   ///< the number last picked ("" for none)
     std::string m_explainedPlan; ///< the plan (JSON text) the panel's derivations are of
     bool m_explainSized = false; ///< the dock was given its first height
+    QPointer<PresenterWindow> m_presenter;
+    DeckPanel *m_deckPanel = nullptr;
+    QDockWidget *m_deckDock = nullptr;
     // Scenarios (mainwindowscenarios.cpp).
     QWidget *m_scenarioBar = nullptr;
     QLabel *m_scenarioHeading = nullptr;

@@ -1,0 +1,420 @@
+// Presenter mode (issue 19), offscreen: the keys a keyboard and a clicker send step through the
+// slides without wrapping, slides whose plan is missing or bad show the problem, a click marks a
+// chip's groups, nothing a presenter does with the mouse or the keys changes a plan, and
+// `meshplan --present DECK --slide N --screenshot` renders a slide.
+#include "chartpicture.h"
+#include "deckfile.h"
+#include "dragmime.h"
+#include "mainwindow.h"
+#include "meshcanvas.h"
+#include "plandocument.h"
+#include "presenterwindow.h"
+#include "speakerwindow.h"
+#include "windowdriver.h"
+
+#include "plan/meshgroups.h"
+
+#include <QAction>
+#include <QClipboard>
+#include <QLabel>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <QUndoStack>
+#include <QWheelEvent>
+
+#include <memory>
+
+using meshplan::app::PresenterWindow;
+using namespace meshplan;
+using namespace meshplan::testing;
+
+namespace {
+
+const QString kDeck = QStringLiteral(MESHPLAN_TEST_DATA "/decks/review.meshdeck");
+
+model::Deck reviewDeck()
+{
+    auto deck = app::loadDeck(kDeck);
+    if (!deck)
+        qFatal("%s", deck.error().toString().c_str());
+    return std::move(*deck);
+}
+
+/// A wheel turn over `target` at `pos`, as a mouse sends it.
+void wheel(QWidget *target, QPoint pos, int delta)
+{
+    QWheelEvent event(QPointF(pos), QPointF(target->mapToGlobal(pos)), QPoint(), QPoint(0, delta), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(target, &event);
+}
+
+/// MESHPLAN_SCREENSHOTS=dir keeps pictures of the windows for a person to look at.
+void keep(QWidget *widget, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("MESHPLAN_SCREENSHOTS");
+    if (!dir.isEmpty())
+        widget->grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
+/// The text of every visible label in `window`.
+QStringList visibleLabels(QWidget *window)
+{
+    QStringList texts;
+    for (auto *label : window->findChildren<QLabel *>())
+        if (label->isVisible())
+            texts << label->text();
+    return texts;
+}
+
+} // namespace
+
+class TestPresenter : public QObject
+{
+    Q_OBJECT
+
+private:
+    std::unique_ptr<PresenterWindow> m_presenter;
+
+    PresenterWindow &presenter() { return *m_presenter; }
+
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void init()
+    {
+        m_presenter = std::make_unique<PresenterWindow>(reviewDeck());
+        m_presenter->resize(1280, 720);
+        m_presenter->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_presenter.get()));
+    }
+    void cleanup() { m_presenter.reset(); }
+
+    void opensOnTheFirstSlide()
+    {
+        QCOMPARE(presenter().slideCount(), 4);
+        QCOMPARE(presenter().currentSlide(), 0);
+        QCOMPARE(presenter().counterText(), QStringLiteral("1 / 4"));
+        QCOMPARE(presenter().titleText(), QStringLiteral("Training LLaMA-3 70B on a v5p pod"));
+        QVERIFY(visibleLabels(&presenter()).contains(QStringLiteral("1 / 4")));
+    }
+
+    void keysStepThroughTheSlides_data()
+    {
+        QTest::addColumn<int>("start");
+        QTest::addColumn<int>("key");
+        QTest::addColumn<int>("expected");
+        QTest::newRow("Right") << 0 << int(Qt::Key_Right) << 1;
+        QTest::newRow("Down") << 1 << int(Qt::Key_Down) << 2;
+        QTest::newRow("PageDown (clicker)") << 0 << int(Qt::Key_PageDown) << 1;
+        QTest::newRow("Space") << 2 << int(Qt::Key_Space) << 3;
+        QTest::newRow("N") << 1 << int(Qt::Key_N) << 2;
+        QTest::newRow("Left") << 2 << int(Qt::Key_Left) << 1;
+        QTest::newRow("Up") << 1 << int(Qt::Key_Up) << 0;
+        QTest::newRow("PageUp (clicker)") << 3 << int(Qt::Key_PageUp) << 2;
+        QTest::newRow("Backspace") << 3 << int(Qt::Key_Backspace) << 2;
+        QTest::newRow("P") << 1 << int(Qt::Key_P) << 0;
+        QTest::newRow("Home") << 3 << int(Qt::Key_Home) << 0;
+        QTest::newRow("End") << 0 << int(Qt::Key_End) << 3;
+        // No wrap past either end: a clicker pressed once too often stays on the last slide.
+        QTest::newRow("PageDown on the last slide") << 3 << int(Qt::Key_PageDown) << 3;
+        QTest::newRow("Right on the last slide") << 3 << int(Qt::Key_Right) << 3;
+        QTest::newRow("PageUp on the first slide") << 0 << int(Qt::Key_PageUp) << 0;
+        QTest::newRow("Left on the first slide") << 0 << int(Qt::Key_Left) << 0;
+    }
+    void keysStepThroughTheSlides()
+    {
+        QFETCH(int, start);
+        QFETCH(int, key);
+        QFETCH(int, expected);
+        presenter().showSlide(start);
+        QCOMPARE(presenter().currentSlide(), start);
+        QTest::keyClick(&presenter(), Qt::Key(key));
+        QCOMPARE(presenter().currentSlide(), expected);
+        QCOMPARE(presenter().counterText(), QStringLiteral("%1 / 4").arg(expected + 1));
+        QVERIFY(visibleLabels(&presenter()).contains(QStringLiteral("%1 / 4").arg(expected + 1)));
+    }
+
+    void keysOnTheMeshStepToo()
+    {
+        // The mesh takes no focus, and a key that reaches it still turns the page instead of scrolling.
+        QCOMPARE(presenter().canvas()->focusPolicy(), Qt::NoFocus);
+        QTest::keyClick(presenter().canvas(), Qt::Key_PageDown);
+        QCOMPARE(presenter().currentSlide(), 1);
+        QTest::keyClick(presenter().canvas()->viewport(), Qt::Key_PageUp);
+        QCOMPARE(presenter().currentSlide(), 0);
+    }
+
+    void escapeLeavesPresenting()
+    {
+        QVERIFY(presenter().isVisible());
+        QTest::keyClick(&presenter(), Qt::Key_Escape);
+        QVERIFY(!presenter().isVisible());
+    }
+
+    void slidesWithAPlanShowTheMeshAndTheirCharts()
+    {
+        QVERIFY(presenter().problemText().isEmpty());
+        QVERIFY(presenter().canvas()->isVisible());
+        QCOMPARE(presenter().chartNames(), (QStringList{QStringLiteral("memory"), QStringLiteral("timeline")}));
+        QCOMPARE(presenter().charts().size(), 2);
+        for (auto *chart : presenter().charts()) {
+            QVERIFY(chart->isVisible());
+            QVERIFY(chart->chart());
+            QVERIFY(chart->message().isEmpty());
+        }
+        presenter().showSlide(1); // the serving slide names only the roofline
+        QVERIFY(presenter().problemText().isEmpty());
+        QCOMPARE(presenter().chartNames(), QStringList{QStringLiteral("roofline")});
+        QCOMPARE(presenter().charts().size(), 1);
+        QVERIFY(presenter().charts().front()->chart());
+        // The mesh shows that slide's plan: tensor 8 x data 2 on a 4x4 v5e, tensor 4 along x.
+        QCOMPARE(presenter().canvas()->axisLabels(),
+                 (QStringList{QStringLiteral("x · 4 · ici: tensor 4"), QStringLiteral("y · 4 · ici: tensor 2 · data 2")}));
+    }
+
+    void slidesWithoutTheirChartsGetTheDefaults()
+    {
+        model::Deck deck = reviewDeck();
+        for (auto &slide : deck.slides)
+            slide.charts.clear();
+        PresenterWindow window(std::move(deck));
+        QCOMPARE(window.chartNames(), (QStringList{QStringLiteral("memory"), QStringLiteral("timeline")}));
+        window.showSlide(1);
+        QCOMPARE(window.chartNames(), (QStringList{QStringLiteral("roofline"), QStringLiteral("sweep")}));
+    }
+
+    void missingAndBadPlansAreMarked()
+    {
+        presenter().showSlide(2);
+        QCOMPARE(presenter().titleText(), QStringLiteral("A slide whose plan was moved"));
+        QVERIFY2(presenter().problemText().contains(QStringLiteral("no-such-plan.meshplan")), qPrintable(presenter().problemText()));
+        QVERIFY(!presenter().canvas()->isVisible());
+        bool shown = false;
+        for (const QString &text : visibleLabels(&presenter()))
+            shown = shown || text.contains(presenter().problemText());
+        QVERIFY(shown);
+        QCOMPARE(presenter().counterText(), QStringLiteral("3 / 4"));
+
+        presenter().showSlide(3);
+        QCOMPARE(presenter().titleText(), QStringLiteral("A plan with a typo"));
+        QVERIFY2(presenter().problemText().contains(QStringLiteral("parallelism.tensor")), qPrintable(presenter().problemText()));
+        shown = false;
+        for (const QString &text : visibleLabels(&presenter()))
+            shown = shown || text.contains(presenter().problemText());
+        QVERIFY(shown);
+
+        // Back to a good slide: the mark goes with the slide.
+        presenter().showSlide(0);
+        QVERIFY(presenter().problemText().isEmpty());
+        QVERIFY(presenter().canvas()->isVisible());
+    }
+
+    void aClickMarksTheChipsGroups()
+    {
+        views::MeshCanvas *canvas = presenter().canvas();
+        QApplication::processEvents();
+        // The slide's plan: fsdp 2048 x tensor 4 on 16x16x32, tensor 4 along x. Chip 0's tensor
+        // group is chips 0-3 of the first row; chip 4 is in the next one.
+        QCOMPARE(canvas->hoveredChip(), -1);
+        const QPoint chip0 = canvas->mapFromScene(canvas->chipRect(0).center());
+        QCOMPARE(canvas->chipAt(chip0), 0);
+        QTest::mouseClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, chip0);
+        QCOMPARE(canvas->hoveredChip(), 0);
+        QVERIFY(canvas->isHighlighted(3, model::Role::Tensor));
+        QVERIFY(!canvas->isHighlighted(4, model::Role::Tensor));
+        keep(&presenter(), QStringLiteral("presenter-marked"));
+        // The pointer moving away, or leaving the mesh, keeps the mark for the room.
+        QTest::mouseMove(canvas->viewport(), canvas->mapFromScene(canvas->chipRect(300).center()));
+        QCOMPARE(canvas->hoveredChip(), 0);
+        QEvent leave(QEvent::Leave);
+        QApplication::sendEvent(canvas, &leave);
+        QCOMPARE(canvas->hoveredChip(), 0);
+        // A second click on it clears the mark; the next slide starts without one.
+        QTest::mouseClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, chip0);
+        QCOMPARE(canvas->hoveredChip(), -1);
+        QTest::mouseClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, chip0);
+        presenter().next();
+        QCOMPARE(canvas->hoveredChip(), -1);
+    }
+
+    void presentingNeverEditsThePlan()
+    {
+        const nlohmann::json before = model::planToJson(*presenter().deck().slides[0].plan);
+        views::MeshCanvas *canvas = presenter().canvas();
+        const QTransform zoom = canvas->transform();
+        const QStringList axes = canvas->axisLabels();
+        const QPoint onMesh = canvas->mapFromScene(canvas->chipRect(0).center());
+        // A role dropped on an axis bar, as in the window: refused.
+        const QRectF bar = canvas->axisBarRect(0);
+        const QPoint onBar = canvas->mapFromScene(bar.center());
+        QVERIFY(!dropOn(canvas->viewport(), onBar, std::unique_ptr<QMimeData>(views::roleMimeData(model::Role::Tensor))));
+        QVERIFY(!dropOn(canvas->viewport(), onMesh,
+                        std::unique_ptr<QMimeData>(views::modelMimeData(nlohmann::json("llama-3-8b")))));
+        // The wheel neither edits nor zooms the slide.
+        wheel(canvas->viewport(), onMesh, 480);
+        wheel(canvas->viewport(), onMesh, -960);
+        wheel(&presenter(), QPoint(10, 10), 240);
+        QCOMPARE(canvas->transform(), zoom);
+        // Double clicks, drags, every key (Ctrl+E says editing stays locked).
+        QTest::mouseDClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, onMesh);
+        QTest::mousePress(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, onMesh);
+        QTest::mouseMove(canvas->viewport(), onBar);
+        QTest::mouseRelease(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, onBar);
+        for (int key : {int(Qt::Key_Delete), int(Qt::Key_Plus), int(Qt::Key_Minus), int(Qt::Key_Z), int(Qt::Key_T)})
+            QTest::keyClick(&presenter(), Qt::Key(key));
+        QTest::keyClick(&presenter(), Qt::Key_E, Qt::ControlModifier);
+        QVERIFY(visibleLabels(&presenter()).join(QLatin1Char('\n')).contains(QStringLiteral("Editing stays locked")));
+        QTest::keyClick(&presenter(), Qt::Key_Z, Qt::ControlModifier);
+        presenter().showSlide(0);
+        QCOMPARE(model::planToJson(*presenter().deck().slides[0].plan), before);
+        QCOMPARE(canvas->axisLabels(), axes);
+    }
+
+    void theWindowsPlanIsLeftAlone()
+    {
+        QTemporaryDir autosave;
+        auto window = showTestWindow(autosave.path());
+        QVERIFY(window);
+        const nlohmann::json before = model::planToJson(window->document()->plan());
+        auto *action = window->findChild<QAction *>(QStringLiteral("presentAction"));
+        QVERIFY(action);
+        QCOMPARE(action->shortcut(), QKeySequence(Qt::Key_F5));
+        action->trigger();
+        QPointer<PresenterWindow> shown = window->presenter();
+        QVERIFY(shown);
+        QVERIFY(QTest::qWaitForWindowExposed(shown.data()));
+        QCOMPARE(shown->slideCount(), 1);
+        QCOMPARE(shown->titleText(), QString::fromStdString(window->document()->plan().title));
+        views::MeshCanvas *canvas = shown->canvas();
+        const QPoint onBar = canvas->mapFromScene(canvas->axisBarRect(0).center());
+        QVERIFY(!dropOn(canvas->viewport(), onBar, std::unique_ptr<QMimeData>(views::roleMimeData(model::Role::Pipeline))));
+        wheel(canvas->viewport(), onBar, 480);
+        QTest::mouseClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier,
+                          canvas->mapFromScene(canvas->chipRect(0).center()));
+        for (int key : {int(Qt::Key_Right), int(Qt::Key_PageDown), int(Qt::Key_End), int(Qt::Key_Home)})
+            QTest::keyClick(shown.data(), Qt::Key(key));
+        QCOMPARE(shown->currentSlide(), 0);
+        QTest::keyClick(shown.data(), Qt::Key_Escape);
+        QTRY_VERIFY(!shown); // closed and deleted
+        QCOMPARE(model::planToJson(window->document()->plan()), before);
+        QCOMPARE(window->document()->undoStack()->count(), 0);
+        QVERIFY(window->document()->undoStack()->isClean());
+    }
+
+    void exportReportAndCopyMarkdown()
+    {
+        QTemporaryDir autosave;
+        auto window = showTestWindow(autosave.path());
+        QVERIFY(window);
+        auto *report = window->findChild<QAction *>(QStringLiteral("exportReportAction"));
+        QVERIFY(report);
+        QCOMPARE(report->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+        QTemporaryDir dir;
+        const QString html = dir.filePath(QStringLiteral("plan.html"));
+        QCOMPARE(window->exportReport(html), std::nullopt);
+        QFile file(html);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        // The built-in plan: LLaMA-3 70B on 8192 v5p as fsdp 1024 x context 2 x tensor 4.
+        QVERIFY(text.contains(QStringLiteral("LLaMA-3 70B")));
+        QVERIFY(text.contains(QStringLiteral("fsdp 1024")));
+        QVERIFY(text.contains(QStringLiteral("data:image/png;base64,"))); // the charts, embedded
+        QVERIFY(!QGuiApplication::overrideCursor()); // the wait cursor is gone again
+        // A folder that is not there: a message naming the file, nothing written.
+        const QString nowhere = dir.filePath(QStringLiteral("no/such/folder/plan.pdf"));
+        const auto error = window->exportReport(nowhere);
+        QVERIFY(error);
+        QVERIFY2(error->contains(QStringLiteral("plan.pdf")), qPrintable(*error));
+        QCOMPARE(window->lastError(), *error);
+        QVERIFY(!QFile::exists(nowhere));
+        QVERIFY(!QGuiApplication::overrideCursor());
+
+        auto *copy = window->findChild<QAction *>(QStringLiteral("copyMarkdownAction"));
+        QVERIFY(copy);
+        QCOMPARE(copy->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+        QApplication::clipboard()->clear();
+        copy->trigger();
+        const QString pasted = QApplication::clipboard()->text();
+        QCOMPARE(pasted, window->summaryMarkdown());
+        QVERIFY2(pasted.contains(QStringLiteral("| Parallelism | fsdp 1024 × tensor 4 × context 2 |\n")), qPrintable(pasted));
+        QVERIFY(pasted.contains(QStringLiteral("| Chips | 8192 |\n")));
+    }
+
+    void notesOverlayAndSpeakerWindow()
+    {
+        QVERIFY(!presenter().notesShown());
+        QTest::keyClick(&presenter(), Qt::Key_S);
+        QVERIFY(presenter().notesShown());
+        const QString notes = QStringLiteral("FSDP over the whole pod, tensor 4 along x: the book's chapter 6 layout.");
+        QVERIFY(visibleLabels(&presenter()).contains(notes));
+        keep(&presenter(), QStringLiteral("presenter-notes"));
+        QTest::keyClick(&presenter(), Qt::Key_S);
+        QVERIFY(!presenter().notesShown());
+
+        // One screen offscreen: the speaker window is asked for, as on a second screen.
+        app::SpeakerWindow *speaker = presenter().showSpeakerWindow();
+        QVERIFY(speaker);
+        QCOMPARE(speaker->notesText(), notes);
+        QCOMPARE(speaker->nextText(), QStringLiteral("Next: Serving it on v5e"));
+        QVERIFY2(QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d · \\d+:\\d\\d elapsed$")).match(speaker->clockText()).hasMatch(),
+                 qPrintable(speaker->clockText()));
+        speaker->resize(1280, 720);
+        keep(speaker, QStringLiteral("speaker"));
+        QTest::keyClick(&presenter(), Qt::Key_Right);
+        QCOMPARE(speaker->notesText(), QStringLiteral("int8 weights halve the bytes each decode step reads."));
+        QTest::keyClick(&presenter(), Qt::Key_End);
+        QCOMPARE(speaker->nextText(), QStringLiteral("Last slide"));
+        QTest::keyClick(&presenter(), Qt::Key_Escape);
+        QVERIFY(!speaker->isVisible()); // leaving presenting closes the notes too
+    }
+
+    void screenshotOfASlide_data()
+    {
+        QTest::addColumn<int>("slide");
+        QTest::addColumn<QString>("size");
+        QTest::newRow("slide 1, 1920x1080") << 1 << QStringLiteral("1920x1080");
+        QTest::newRow("slide 2, 1280x720") << 2 << QStringLiteral("1280x720");
+        QTest::newRow("slide 3 (missing plan), 1024x768") << 3 << QStringLiteral("1024x768");
+    }
+    void screenshotOfASlide()
+    {
+        QFETCH(int, slide);
+        QFETCH(QString, size);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("slide.png"));
+        QProcess gui;
+        gui.start(QStringLiteral(MESHPLAN_GUI_PATH), {QStringLiteral("--present"), kDeck, QStringLiteral("--slide"),
+                                                      QString::number(slide), QStringLiteral("--screenshot"), out,
+                                                      QStringLiteral("--size"), size});
+        QVERIFY(gui.waitForFinished(120000));
+        QCOMPARE(gui.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(gui.exitCode(), 0);
+        QImage image(out);
+        QCOMPARE(image.size(), QSize(size.section(QLatin1Char('x'), 0, 0).toInt(), size.section(QLatin1Char('x'), 1).toInt()));
+        // The high-contrast theme: a near-black corner, white title text in the top band.
+        QVERIFY(qGray(image.pixel(2, 2)) < 30);
+        int white = 0;
+        for (int x = 0; x < image.width() / 2; ++x)
+            for (int y = 0; y < image.height() / 12; ++y)
+                white += qGray(image.pixel(x, y)) > 230 ? 1 : 0;
+        QVERIFY2(white > 500, qPrintable(QString::number(white)));
+    }
+
+    void screenshotRefusesASlideOutsideTheDeck()
+    {
+        QTemporaryDir dir;
+        QProcess gui;
+        gui.start(QStringLiteral(MESHPLAN_GUI_PATH), {QStringLiteral("--present"), kDeck, QStringLiteral("--slide"),
+                                                      QStringLiteral("5"), QStringLiteral("--screenshot"),
+                                                      dir.filePath(QStringLiteral("x.png"))});
+        QVERIFY(gui.waitForFinished(60000));
+        QCOMPARE(gui.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(gui.readAllStandardError()).contains(QStringLiteral("--slide: expected a slide from 1 to 4")));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("x.png"))));
+    }
+};
+
+QTEST_MAIN(TestPresenter)
+#include "tst_presenter.moc"
