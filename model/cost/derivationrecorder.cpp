@@ -71,6 +71,21 @@ std::string collectiveWords(CollectiveOp op, bool tpu)
 
 } // namespace
 
+void explainOperation(DerivationRecorder &why, std::size_t index, const OperationCost &operation, double flopsRate,
+                      const std::string &rateSource, double hbmRate, const std::string &hbmSource)
+{
+    if (!why.on())
+        return;
+    why.term("operation_" + std::to_string(index) + "_time_s", operation.timeS, "max(flops / flops_rate, bytes / hbm_rate)",
+             {{"flops", operation.flops, "", operation.op + ": FLOPs per chip, one occurrence"},
+              {"flops_rate", flopsRate, "", rateSource},
+              {"bytes", operation.bytes, "", operation.op + ": HBM bytes per chip (inputs, weights, outputs), one occurrence"},
+              {"hbm_rate", hbmRate, "", hbmSource}},
+             "The roofline: an operation takes the longer of its FLOPs at the compute rate and its bytes at the HBM "
+             "bandwidth. Its arithmetic intensity, FLOPs per byte, against the chip's ridge says which one binds.",
+             "1", "Where does the time go?");
+}
+
 void explainCapacity(DerivationRecorder &why, const Chip &chip)
 {
     if (!why.on())

@@ -40,6 +40,11 @@ private:
     std::map<std::string, double> &m_terms;
 };
 
+/// The derivation of terms.operation_<index>_time_s, the roofline's point for
+/// Evaluation::operations[index]: the longer of its FLOPs at `flopsRate` and its bytes at `hbmRate`.
+void explainOperation(DerivationRecorder &why, std::size_t index, const OperationCost &operation, double flopsRate,
+                      const std::string &rateSource, double hbmRate, const std::string &hbmSource);
+
 /// The derivation of memory_per_chip.capacity: the chip's HBM.
 void explainCapacity(DerivationRecorder &why, const Chip &chip);
 

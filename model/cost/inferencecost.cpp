@@ -242,6 +242,9 @@ void InferenceCost::addOperation(const std::string &op, const char *kind, double
     c.memoryS = bytes / m_hbm;
     c.countPerStep = static_cast<std::int64_t>(std::llround(count));
     m_out.operations.push_back(std::move(c));
+    if (m_why.on())
+        explainOperation(m_why, m_out.operations.size() - 1, m_out.operations.back(), m_peak,
+                         "the matmul rate: peak × flops_fraction", m_hbm, "HBM bandwidth × hbm_efficiency");
 }
 
 void InferenceCost::recordOperations(const std::string &prefix, double rows, double context, double kvRead,

@@ -675,6 +675,10 @@ void TrainingCost::addOperation(const std::string &op, const char *kind, double 
     c.memoryS = bytes / m_hbm;
     c.countPerStep = static_cast<std::int64_t>(std::llround(count));
     m_out.operations.push_back(std::move(c));
+    if (m_why.on())
+        explainOperation(m_why, m_out.operations.size() - 1, m_out.operations.back(), flopsRate,
+                         flopsRate == m_peak ? "the matmul rate: peak × flops_fraction" : "this kernel's own FLOPs/s",
+                         m_hbm, "HBM bandwidth × hbm_efficiency");
 }
 
 DerivationValue TrainingCost::peakValue() const
