@@ -887,7 +887,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
         break;
     }
     m_why.record("memory_per_chip.activations", mem.activations,
-                 "in_flight * ((dense_layers * saved_dense + moe_layers * saved_moe) * tokens * act_bytes) + rebuilt + logits",
+                 "in_flight * ((dense_layers * saved_dense + moe_layers * saved_moe) * tokens * act_bytes) + rebuilt_bytes + logits_bytes",
                  {{"in_flight", a.inFlight, "", schedule},
                   {"dense_layers", double(a.denseLayers), "", "dense layers on this stage"},
                   {"saved_dense", a.savedDense, "", "elements per token a dense layer keeps for its backward under remat " + std::string(rematName(m_train.remat.kind))},
@@ -895,8 +895,8 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                   {"saved_moe", a.savedMoe, "", "elements per token an MoE layer keeps"},
                   {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},
                   {"act_bytes", m_actBytes, "", "plan: training.compute_dtype"},
-                  {"rebuilt", a.working, "", "one layer's activations, rebuilt during its backward (full or custom remat)"},
-                  {"logits", a.logits, "", "the logits on the last stage: tokens × vocab / tensor"}},
+                  {"rebuilt_bytes", a.working, "", "one layer's activations, rebuilt during its backward (full or custom remat)"},
+                  {"logits_bytes", a.logits, "", "the logits on the last stage: tokens × vocab / tensor"}},
                  "Activations: what each layer keeps for its backward, per token, times the tokens of the microbatches in "
                  "flight on this stage. Rematerialisation trades these bytes for recompute.",
                  "4", "Gradient checkpointing");
