@@ -357,6 +357,7 @@ json evaluationToJson(const Evaluation &e, bool training)
                           {"batch_per_replica", finite(x.batchPerReplica)},
                           {"prefill_replicas", finite(x.prefillReplicas)},
                           {"decode_replicas", finite(x.decodeReplicas)},
+                          {"decode_mfu", finite(x.decodeMfu)},
                           {"decode_step",
                            {{"weights_s", finite(x.decodeWeightsS)},
                             {"kv_s", finite(x.decodeKvS)},

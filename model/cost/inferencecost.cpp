@@ -958,6 +958,41 @@ std::optional<Error> InferenceCost::run()
     x.prefillReplicas = prefillReplicas;
     x.decodeReplicas = decodeReplicas;
     x.batchPerReplica = batch;
+    if (m_why.on()) {
+        const DerivationValue fromMemory[] = {{"capacity", mem.capacity, "memory_per_chip.capacity", ""},
+                                              {"params", mem.params, "memory_per_chip.params", ""},
+                                              {"activations", mem.activations, "memory_per_chip.activations", ""}};
+        if (freeBytes > 0) {
+            const double full = double(m_pp) * m_cp * m_tp * m_ep;
+            const bool spread = kvShards(std::floor(freeBytes * full / kvPerSequence)) >= full;
+            m_why.record("serving.max_batch", x.maxBatch,
+                         "floor((capacity - params - activations) * kv_shards / (max_context * kv_bytes_per_token)) * replicas",
+                         {fromMemory[0], fromMemory[1], fromMemory[2],
+                          {"kv_shards", spread ? full : kvShards(1.0), "",
+                           spread ? "a batch this large spreads the cache over every chip of a replica"
+                                  : "the cache of a batch this small is split over the KV heads only"},
+                          {"max_context", maxContext, "", "plan: prompt_len + generate_len"},
+                          {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
+                          {"replicas", decodeReplicas, "", "decoding replicas"}},
+                         "The largest batch whose KV cache fits in the HBM the weights and a prefill leave free: the "
+                         "ceiling on how many sequences decode at once.",
+                         "7", "Memory at inference");
+        } else {
+            m_why.record("serving.max_batch", x.maxBatch, "0", {},
+                         "The weights and a prefill's working set leave no HBM for any KV cache.", "7",
+                         "Memory at inference");
+        }
+        if (x.decodeMfu > 0)
+            m_why.record("serving.decode_mfu", x.decodeMfu,
+                         "flops_s * (peak_flops * flops_fraction) / (decode_step_s * peak_flops)",
+                         {{"flops_s", decode.flops, "terms.decode_flops_s", ""},
+                          peakValue(), flopsFractionValue(),
+                          {"decode_step_s", r.decodeStepS, "inference.decode_step_s", ""}},
+                         "Decode's model FLOPs utilization: one step's matmul FLOPs over what the chips could do at "
+                         "their listed peak in the step. Small by nature below the critical batch, where each step "
+                         "reads all the weights for few tokens.",
+                         "7", "Linear operations: the critical batch size");
+    }
 
     // What binds the decode step.
     if (!mem.fits) {
