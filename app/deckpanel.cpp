@@ -72,8 +72,7 @@ DeckPanel::DeckPanel(QWidget *parent)
     layout->addLayout(form);
 
     connect(newButton, &QPushButton::clicked, this, [this] {
-        if (!m_modified || !m_interactive
-            || QMessageBox::question(this, tr("New deck"), tr("Discard the changes to this deck?")) == QMessageBox::Yes)
+        if (maybeSaveDeck())
             newDeck();
     });
     connect(openButton, &QPushButton::clicked, this, &DeckPanel::openDialog);
@@ -263,6 +262,8 @@ void DeckPanel::markModified()
 
 void DeckPanel::openDialog()
 {
+    if (!maybeSaveDeck())
+        return;
     const QString path = QFileDialog::getOpenFileName(this, tr("Open deck"), QFileInfo(m_path).path(),
                                                       tr("Meshplan decks (*.meshdeck)"));
     if (path.isEmpty())
@@ -271,19 +272,38 @@ void DeckPanel::openDialog()
         QMessageBox::warning(this, tr("Cannot open the deck"), m_lastError);
 }
 
-void DeckPanel::saveDialog(bool as)
+bool DeckPanel::maybeSaveDeck()
+{
+    if (!m_modified || !m_interactive)
+        return true;
+    const auto answer = QMessageBox::question(
+        this, tr("Unsaved deck"),
+        tr("The deck \"%1\" has changes that are not saved. Save them?")
+            .arg(m_path.isEmpty() ? tr("Untitled") : QFileInfo(m_path).fileName()),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Discard)
+        return true;
+    if (answer != QMessageBox::Save)
+        return false;
+    return saveDialog(false);
+}
+
+bool DeckPanel::saveDialog(bool as)
 {
     QString path = m_path;
     if (as || path.isEmpty()) {
         const QString suggested = m_path.isEmpty() ? QDir::home().filePath(QStringLiteral("deck.meshdeck")) : m_path;
         path = QFileDialog::getSaveFileName(this, tr("Save deck"), suggested, tr("Meshplan decks (*.meshdeck)"));
         if (path.isEmpty())
-            return;
+            return false;
         if (!isDeckFile(path))
             path += QStringLiteral(".meshdeck");
     }
-    if (auto error = saveDeck(path))
+    if (auto error = saveDeck(path)) {
         QMessageBox::warning(this, tr("Cannot save the deck"), *error);
+        return false;
+    }
+    return true;
 }
 
 } // namespace meshplan::app

@@ -33,6 +33,9 @@ public:
 
     /// An empty deck, not saved yet.
     void newDeck();
+    /// Before the deck is closed: true when it has no unsaved changes, or the user saved or
+    /// discarded them; false when the user cancelled (or the save failed).
+    bool maybeSaveDeck();
     /// Opens the deck at `path`; slides whose plan is missing or bad are marked, never refused.
     /// False, with lastError(), for a file that is no deck (the open deck stays).
     bool openDeck(const QString &path);
@@ -64,7 +67,8 @@ private:
     void showSelected();
     void markModified();
     void openDialog();
-    void saveDialog(bool as);
+    /// Asks for a file name (when `as` or never saved) and saves; false when cancelled or failed.
+    bool saveDialog(bool as);
 
     model::Deck m_deck;
     QString m_path;

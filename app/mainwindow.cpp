@@ -4,6 +4,7 @@
 #include "autosaver.h"
 #include "cardlist.h"
 #include "chartfeed.h"
+#include "deckpanel.h"
 #include "chartpanel.h"
 #include "chartstyle.h"
 #include "cli.h"
@@ -817,7 +818,8 @@ void MainWindow::quitForSignal()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    if (!maybeSave()) {
+    // The open deck is a document too: its unsaved slides are asked about like the plan's edits.
+    if (!maybeSave() || (m_deckPanel && !m_deckPanel->maybeSaveDeck())) {
         event->ignore();
         return;
     }

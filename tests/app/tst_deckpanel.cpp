@@ -15,6 +15,9 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
+#include <QTimer>
+#include <QApplication>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStandardPaths>
@@ -77,6 +80,42 @@ private slots:
         QCOMPARE(panel.findChild<QLineEdit *>(QStringLiteral("slideTitle"))->text(),
                  QStringLiteral("Training LLaMA-3 70B on a v5p pod"));
         QVERIFY(panel.findChild<QPlainTextEdit *>(QStringLiteral("slideNotes"))->toPlainText().startsWith(QStringLiteral("FSDP over")));
+    }
+
+    // Closing the window, or New and Open in the dock, ask about a deck's unsaved slides: Cancel
+    // keeps the deck open and unchanged, Discard lets it go. (Unsaved slides are not lost quietly.)
+    void unsavedDeckIsAskedAbout()
+    {
+        DeckPanel panel;
+        QVERIFY(panel.openDeck(kDeck));
+        QVERIFY(panel.maybeSaveDeck()); // nothing to ask about
+        panel.addSlide(loadPlan(kServing));
+        QVERIFY(panel.isModified());
+        const auto answer = [](QMessageBox::StandardButton button) {
+            QTimer::singleShot(0, [button] {
+                auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+                QVERIFY(box);
+                QVERIFY(box->text().contains(QStringLiteral("not saved")));
+                box->button(button)->click();
+            });
+        };
+        answer(QMessageBox::Cancel);
+        QVERIFY(!panel.maybeSaveDeck());
+        QCOMPARE(panel.deck().slides.size(), std::size_t(5));
+        QVERIFY(panel.isModified());
+        answer(QMessageBox::Discard);
+        QVERIFY(panel.maybeSaveDeck());
+        // The window asks too: Cancel on the deck's question keeps the window open.
+        QTemporaryDir autosave;
+        auto window = showTestWindow(autosave.path());
+        QVERIFY(window);
+        window->deckPanel()->addSlide(loadPlan(kServing));
+        QVERIFY(window->deckPanel()->isModified());
+        answer(QMessageBox::Cancel);
+        QVERIFY(!window->close());
+        QVERIFY(window->isVisible());
+        answer(QMessageBox::Discard);
+        QVERIFY(window->close());
     }
 
     void refusesAFileThatIsNoDeck()
