@@ -212,8 +212,10 @@ public:
         const QFontMetricsF fm(f);
         Box b;
         b.width = fm.horizontalAdvance(s);
-        if (f.italic()) // italic overhang: the next glyph must not touch the slant
-            b.width += fm.height() * 0.06;
+        // Italic overhang: the next glyph must not touch the slant. Fonts slant by different
+        // amounts (and a synthesized oblique by more), so the ink itself sets the minimum.
+        if (f.italic())
+            b.width = std::max(b.width + fm.height() * 0.06, fm.tightBoundingRect(s).right() + fm.height() * 0.04);
         b.ascent = fm.ascent();
         b.descent = fm.descent();
         b.runs.push_back({QPointF(0, 0), s, f, accent});
