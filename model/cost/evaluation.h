@@ -173,8 +173,9 @@ struct Evaluation {
     /// the result contract.
     std::vector<OperationCost> operations;
     /// Intermediate quantities the derivations name (one layer's forward time, one collective's
-    /// time per occurrence, ...), keyed as "terms.<name>" is in the result. Filled only when
-    /// evaluate() is asked for derivations; the result carries them as "terms" then.
+    /// time per occurrence, ...), keyed by bare name ("dense_layer_forward_s"); their derivations
+    /// are at "terms.<name>". Filled only when evaluate() is asked for derivations; the result
+    /// carries them as "terms" then.
     std::map<std::string, double> terms;
 };
 
