@@ -384,6 +384,8 @@ void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
                                                + m::formatSeconds(s["communication_s"].get<double>()));
         out << tableRow("  bubble", m::formatSeconds(s["bubble_s"].get<double>()));
         out << tableRow("  optimizer", m::formatSeconds(s["optimizer_s"].get<double>()));
+        if (s.value("overlap_interference_s", 0.0) > 0)
+            out << tableRow("  overlap slowdown", m::formatSeconds(s["overlap_interference_s"].get<double>()));
         out << tableRow("MFU", m::formatNumber(100.0 * r["mfu"].get<double>()) + "%");
         out << tableRow("tokens/s", m::formatNumber(r["tokens_per_s"].get<double>()));
         if (r.contains("train")) {

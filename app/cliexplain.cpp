@@ -151,7 +151,7 @@ std::tuple<int, long, int, std::string> readingOrder(const std::string &path)
         {"model.", {"params", "active_params", "flops_per_token", "forward_flops_per_token", "kv_cache_bytes_per_token"}},
         {"memory_per_chip.", {"params", "grads", "optimizer", "activations", "kv_cache", "total", "capacity"}},
         {"step.", {"time_s", "compute_s", "recompute_s", "communication_s", "exposed_communication_s", "bubble_s",
-                   "optimizer_s", "flops", "tokens"}},
+                   "optimizer_s", "overlap_interference_s", "flops", "tokens"}},
         {"mfu", {}},
         {"tokens_per_s", {}},
         {"inference.", {"prefill_s", "time_to_first_token_s", "decode_step_s", "tokens_per_s", "tokens_per_s_per_chip",

@@ -42,6 +42,7 @@ std::string summaryRowPath(const QString &row, bool training)
         {QStringLiteral("exposed_comms"), "step.exposed_communication_s"},
         {QStringLiteral("communication"), "step.communication_s"},
         {QStringLiteral("bubble"), "step.bubble_s"},
+        {QStringLiteral("interference"), "step.overlap_interference_s"},
         {QStringLiteral("mfu"), "mfu"},
         {QStringLiteral("tokens_per_s_per_chip"), "inference.tokens_per_s_per_chip"},
         {QStringLiteral("ttft"), "inference.time_to_first_token_s"},
@@ -85,6 +86,8 @@ std::string timelineSegmentPath(const model::TimelineSegment &segment)
         return "step.bubble_s";
     if (kind == "optimizer")
         return "step.optimizer_s";
+    if (kind == "interference")
+        return "step.overlap_interference_s";
     if (kind == "exposed")
         return "step.exposed_communication_s"; // pipeline fill and drain waits
     if (kind == "prefill")

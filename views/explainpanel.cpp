@@ -164,6 +164,7 @@ QString explainTitle(const std::string &path)
         {"step.exposed_communication_s", "Exposed communication per step"},
         {"step.bubble_s", "Pipeline bubble"},
         {"step.optimizer_s", "Optimizer update"},
+        {"step.overlap_interference_s", "Compute slowed by hidden collectives"},
         {"step.flops", "Model FLOPs per step"},
         {"step.tokens", "Tokens per step"},
         {"mfu", "MFU (model FLOPs utilization)"},

@@ -133,6 +133,8 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
                     link(secs(s.exposedCommunication), "exposed_comms") + tr(" of ") + link(secs(s.communication), "communication"));
         if (s.bubble > 0)
             html += row(tr("  pipeline bubble"), link(secs(s.bubble), "bubble"));
+        if (s.overlapInterference > 0)
+            html += row(tr("  overlap slowdown"), link(secs(s.overlapInterference), "interference"));
         html += row(tr("MFU"), link(percent(e.mfu), "mfu"));
         html += row(tr("Tokens/s"), link(rate(e.tokensPerS), "tokens_per_s"));
         if (e.costPerStep > 0) // at the plan's price per chip-hour; fractions of a cent on small clusters

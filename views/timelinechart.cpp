@@ -25,6 +25,7 @@ QString kindLabel(const std::string &kind)
     if (kind == "exposed") return QCoreApplication::translate("Timeline", "communication, exposed");
     if (kind == "bubble") return QCoreApplication::translate("Timeline", "pipeline bubble");
     if (kind == "optimizer") return QCoreApplication::translate("Timeline", "optimizer");
+    if (kind == "interference") return QCoreApplication::translate("Timeline", "compute slowed by hidden collectives");
     if (kind == "prefill") return QCoreApplication::translate("Timeline", "prefill");
     if (kind == "decode") return QCoreApplication::translate("Timeline", "decode");
     return qs(kind);
@@ -40,6 +41,7 @@ QColor timelineKindColor(const std::string &kind)
     if (kind == "exposed") return QColor(0xD5, 0x5E, 0x00);
     if (kind == "bubble") return QColor(0xAA, 0xAA, 0xAA);
     if (kind == "optimizer") return QColor(0x00, 0x9E, 0x73);
+    if (kind == "interference") return QColor(0xCC, 0x79, 0xA7);
     if (kind == "prefill") return QColor(0x00, 0x72, 0xB2);
     if (kind == "decode") return QColor(0xE6, 0x9F, 0x00);
     return QColor(0xCC, 0x79, 0xA7);

@@ -58,6 +58,7 @@ std::optional<Error> checkNumbers(const Evaluation &e, bool training)
         number("step.exposed_communication_s", st.exposedCommunication);
         number("step.bubble_s", st.bubble);
         number("step.optimizer_s", st.optimizer);
+        number("step.overlap_interference_s", st.overlapInterference);
         number("step.flops", st.flops);
         number("mfu", e.mfu);
         number("tokens_per_s", e.tokensPerS);
@@ -321,6 +322,7 @@ json evaluationToJson(const Evaluation &e, bool training)
                        {"exposed_communication_s", finite(s.exposedCommunication)},
                        {"bubble_s", finite(s.bubble)},
                        {"optimizer_s", finite(s.optimizer)},
+                       {"overlap_interference_s", finite(s.overlapInterference)},
                        {"flops", finite(s.flops)},
                        {"tokens", bytesOut(s.tokens)}};
         out["mfu"] = finite(e.mfu);

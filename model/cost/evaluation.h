@@ -89,6 +89,7 @@ struct StepTime {
     double offloadExposed = 0;       ///< the part of exposedCommunication moving remat offloads to host and back
     double bubble = 0;
     double optimizer = 0;
+    double overlapInterference = 0; ///< compute slowed while hidden collectives hold some of the SMs
     double flops = 0;               ///< model FLOPs of the step (no recompute)
     double tokens = 0;
 };

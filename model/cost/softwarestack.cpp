@@ -1,6 +1,9 @@
 // Stacks and the attention kernels they call.
 #include "cost/softwarestack.h"
 #include "hardware/chip.h"
+#include "transformer/modelspec.h"
+
+#include <algorithm>
 
 #include <initializer_list>
 
@@ -34,6 +37,13 @@ std::string_view attentionKernelFor(const Chip &chip, std::string_view stack)
         return firstListed(chip, {"flash-attention-2", "cudnn"});
     // No stack named: a well-tuned one, the fastest kernel with published numbers on the chip.
     return firstListed(chip, {"flash-attention-3", "cudnn", "flash-attention-2"});
+}
+
+double kernelHeadDim(const ModelSpec &model)
+{
+    if (model.mla)
+        return double(std::max(model.mla->qkNopeHeadDim + model.mla->qkRopeHeadDim, model.mla->vHeadDim));
+    return double(model.headDim);
 }
 
 double elementwiseTrafficShare(std::string_view stack)

@@ -9,12 +9,17 @@
 namespace meshplan::model {
 
 struct Chip;
+struct ModelSpec;
 
 /// The fused attention kernel `stack` runs on `chip` among those the chip lists curves for
 /// ("flash-attention-3", "cudnn", "flash-attention-2"), or "" when the chip lists none (TPUs:
 /// the attention core then runs at the chip's matmul rate). An empty stack is a well-tuned one:
 /// the fastest kernel the chip lists.
 std::string_view attentionKernelFor(const Chip &chip, std::string_view stack);
+
+/// The head dim a fused attention kernel tiles on: the larger of the query-key and the value head
+/// dims (FlashAttention-3 pads both to the larger; MLA's are 192 and 128).
+double kernelHeadDim(const ModelSpec &model);
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused

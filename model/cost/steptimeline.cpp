@@ -67,6 +67,8 @@ StepTimeline trainingTimeline(const Evaluation &e)
         at += rest;
     }
     add(t, computeLane, "optimizer", "optimizer", at, s.optimizer);
+    at += s.optimizer;
+    add(t, computeLane, "compute slowed by hidden collectives", "interference", at, s.overlapInterference);
 
     // The hidden part of each collective, drawn inside the span of compute (and bubble) it hides behind.
     const double span = s.compute + s.bubble;

@@ -731,7 +731,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
          tokensValue,
          {"attention_rate", m_attnFwdRate, "",
           m_options.mode == CostMode::Ideal ? "the book's ideal model: the matmul peak"
-                                            : kernel + " forward FLOPs/s at this sequence length (benchmark curve, derated like the matmuls)"}},
+                                            : kernel + " forward FLOPs/s at this sequence length and head dim (benchmark curves, derated like the matmuls)"}},
         "The attention core (Q·Kᵀ and the weighted sum of V) costs FLOPs per token that grow with the sequence "
         "length; it runs at its kernel's own rate, not the weight matmuls'.",
         "4", "Dot-product attention");
@@ -1029,8 +1029,9 @@ void TrainingCost::setKernelRates(bool ideal)
     // same kernels competing with communication for the chip.
     const double peak16 = m_chip.peakFlops(DType::Bf16);
     const double T = double(m_train.seqLen) / m_d.context;
-    m_attnFwdRate = peak16 * found->second.forwardShare(T) * derate;
-    m_attnBwdRate = peak16 * found->second.backwardShare(T) * derate;
+    const double headDim = kernelHeadDim(m_model);
+    m_attnFwdRate = peak16 * found->second.forwardShare(T, headDim) * derate;
+    m_attnBwdRate = peak16 * found->second.backwardShare(T, headDim) * derate;
 }
 
 OperationRecompute TrainingCost::operationRecompute(const LayerCost &dense, const LayerCost &sparse) const
@@ -1615,9 +1616,19 @@ std::optional<Error> TrainingCost::run()
     }
 
     step.exposedCommunication = exposed;
-    for (const auto &c : m_out.collectives)
+    double exposedCollectives = 0;
+    for (const auto &c : m_out.collectives) {
         step.communication += c.timeS;
-    step.time = step.compute + step.bubble + exposed + step.optimizer;
+        exposedCollectives += c.exposedS;
+    }
+    double hiddenCommunication = step.communication - exposedCollectives;
+    // A hidden collective is not free on a GPU: its kernels hold some of the SMs for as long as it
+    // runs, and the matmuls beside it run on the rest. TPUs move collectives with DMA engines.
+    // Collectives hidden side by side behind the same compute hold SMs once: at most the span.
+    hiddenCommunication = std::min(hiddenCommunication, step.compute + step.bubble);
+    const double smShare = m_options.mode == CostMode::Achievable ? m_chip.achievable.collectiveSmShare : 0.0;
+    step.overlapInterference = smShare * hiddenCommunication;
+    step.time = step.compute + step.bubble + exposed + step.optimizer + step.overlapInterference;
     if (m_why.on()) {
         std::vector<DerivationValue> parts;
         for (std::size_t i = 0; i < m_out.collectives.size(); ++i)
@@ -1639,13 +1650,29 @@ std::optional<Error> TrainingCost::run()
                      "The optimizer update is elementwise: it reads and writes the local weights and states and reads "
                      "the gradients, bound by HBM bandwidth.",
                      "1", "Where does the time go?");
-        m_why.record("step.time_s", step.time, "compute_s + bubble_s + exposed_communication_s + optimizer_s",
+        m_why.record("step.overlap_interference_s", step.overlapInterference,
+                     "collective_sm_share * min(communication_s - exposed_collectives_s, compute_s + bubble_s)",
+                     {{"collective_sm_share", smShare, "",
+                       m_options.mode == CostMode::Ideal
+                           ? "the book's ideal model: overlapped communication costs nothing"
+                           : "catalog: " + m_chip.id + " achievable.collective_sm_share, the share of the SMs a collective's kernels hold (0 on TPUs)"},
+                      {"communication_s", step.communication, "step.communication_s", ""},
+                      {"exposed_collectives_s", exposedCollectives, "",
+                       "the collectives' exposed time (host-offload transfers are not collectives)"},
+                      {"compute_s", step.compute, "step.compute_s", ""},
+                      {"bubble_s", step.bubble, "step.bubble_s", ""}},
+                     "The collectives compute hides still hold some of a GPU's SMs while they run, so the compute "
+                     "beside them runs on the rest: the step pays that share of their hidden time.",
+                     "5", "What do we mean by scaling?");
+        m_why.record("step.time_s", step.time,
+                     "compute_s + bubble_s + exposed_communication_s + optimizer_s + overlap_interference_s",
                      {{"compute_s", step.compute, "step.compute_s", ""},
                       {"bubble_s", step.bubble, "step.bubble_s", ""},
                       {"exposed_communication_s", exposed, "step.exposed_communication_s", ""},
-                      {"optimizer_s", step.optimizer, "step.optimizer_s", ""}},
-                     "A step is its compute, the pipeline bubble, the communication compute does not hide, and the "
-                     "optimizer update. Overlapped communication costs nothing extra.",
+                      {"optimizer_s", step.optimizer, "step.optimizer_s", ""},
+                      {"overlap_interference_s", step.overlapInterference, "step.overlap_interference_s", ""}},
+                     "A step is its compute, the pipeline bubble, the communication compute does not hide, the "
+                     "optimizer update, and the compute the hidden collectives slow down.",
                      "5", "What do we mean by scaling?");
     }
     if (step.offloadExposed > 0.05 * step.time)

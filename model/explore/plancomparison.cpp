@@ -121,6 +121,8 @@ const std::vector<NumberSpec> &numberSpecs()
          step(&StepTime::exposedCommunication)},
         {"step.bubble_s", "step: pipeline bubble", "s", Better::Lower, step(&StepTime::bubble)},
         {"step.optimizer_s", "step: optimizer update", "s", Better::Lower, step(&StepTime::optimizer)},
+        {"step.overlap_interference_s", "step: compute slowed by hidden collectives", "s", Better::Lower,
+         step(&StepTime::overlapInterference)},
         {"step.flops", "model FLOPs per step", "FLOPs", Better::Neither, step(&StepTime::flops)},
         {"step.tokens", "tokens per step", "tokens", Better::Neither, step(&StepTime::tokens)},
         {"train.tokens", "tokens to train", "tokens", Better::Neither, run(&TrainingRun::tokens)},

@@ -63,7 +63,8 @@ std::pair<double, double> TrainingBound::attentionRates(int context) const
     const double peak16 = chip.peakFlops(DType::Bf16);
     const double derate = chip.benchmarkDerating();
     const double t = double(m_plan.training.seqLen) / context;
-    return {peak16 * m_kernel->forwardShare(t) * derate, peak16 * m_kernel->backwardShare(t) * derate};
+    const double headDim = kernelHeadDim(m_plan.model);
+    return {peak16 * m_kernel->forwardShare(t, headDim) * derate, peak16 * m_kernel->backwardShare(t, headDim) * derate};
 }
 
 std::pair<double, double> TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, double tokens,

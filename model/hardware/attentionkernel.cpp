@@ -26,28 +26,51 @@ double AttentionKernelCurve::shareAt(const std::vector<std::pair<double, double>
     return lower->second + f * (upper->second - lower->second);
 }
 
+double HeadDimScaling::paddedHeadDim(double headDim) const
+{
+    for (int size : compiled)
+        if (headDim <= size)
+            return size;
+    return headDim; // past the largest kernel nothing pads (and nothing was measured)
+}
+
+double HeadDimScaling::factor(double headDim, bool backwardPass) const
+{
+    if (!(headDim > 0))
+        return 1.0;
+    const double padded = paddedHeadDim(headDim);
+    const auto &points = backwardPass && !backward.empty() ? backward : forward;
+    const double relative = points.empty() ? 1.0 : AttentionKernelCurve::shareAt(points, padded);
+    return relative * headDim / padded;
+}
+
 namespace {
 
-std::vector<std::pair<double, double>> readPoints(const json &object, const char *key, const std::string &path)
+// [[x, share], ...] with x ascending: x is a sequence length or a head dim (`what`).
+std::vector<std::pair<double, double>> readPoints(const json &object, const char *key, const std::string &path,
+                                                  const std::string &what = "sequence length", double maxShare = 1.0,
+                                                  bool optional = false)
 {
+    if (optional && !object.contains(key))
+        return {};
     const std::string p = jf::join(path, key);
     const json &array = jf::require(object, key, path);
     if (!array.is_array() || array.empty())
-        throw FieldError(p, "must be a non-empty list of [sequence length, share of peak] pairs");
+        throw FieldError(p, "must be a non-empty list of [" + what + ", share] pairs");
     std::vector<std::pair<double, double>> points;
     for (std::size_t i = 0; i < array.size(); ++i) {
         const json &pair = array[i];
         const std::string ip = p + "[" + std::to_string(i) + "]";
         if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number())
-            throw FieldError(ip, "must be [sequence length, share of peak], got " + jf::describe(pair));
+            throw FieldError(ip, "must be [" + what + ", share], got " + jf::describe(pair));
         const double t = pair[0].get<double>();
         const double share = pair[1].get<double>();
         if (!(t >= 1.0 && t <= 1e8))
-            throw FieldError(ip, "sequence length must be in [1, 1e8], got " + jf::describe(pair[0]));
-        if (!(share > 0.0 && share <= 1.0))
-            throw FieldError(ip, "share of peak must be in (0, 1], got " + jf::describe(pair[1]));
+            throw FieldError(ip, what + " must be in [1, 1e8], got " + jf::describe(pair[0]));
+        if (!(share > 0.0 && share <= maxShare))
+            throw FieldError(ip, "share must be in (0, " + jf::describe(json(maxShare)) + "], got " + jf::describe(pair[1]));
         if (!points.empty() && t <= points.back().first)
-            throw FieldError(ip, "sequence lengths must ascend");
+            throw FieldError(ip, what + "s must ascend");
         points.emplace_back(t, share);
     }
     return points;
@@ -71,6 +94,27 @@ AttentionKernelCurve attentionKernelCurveFromJson(const json &object, const std:
     curve.forward = readPoints(object, "forward", path);
     curve.backward = readPoints(object, "backward", path);
     curve.source = jf::stringOr(object, "source", path, "");
+    if (object.contains("head_dims")) {
+        const std::string hp = jf::join(path, "head_dims");
+        const json &h = object.at("head_dims");
+        if (!h.is_object())
+            throw FieldError(hp, "must be an object with compiled head dims and forward/backward relative rates");
+        curve.headDims.forward = readPoints(h, "forward", hp, "head dim", 2.0);
+        curve.headDims.backward = readPoints(h, "backward", hp, "head dim", 2.0, true);
+        curve.headDims.source = jf::stringOr(h, "source", hp, "");
+        if (h.contains("compiled")) {
+            const std::string cp = jf::join(hp, "compiled");
+            const json &list = h.at("compiled");
+            if (!list.is_array())
+                throw FieldError(cp, "must be a list of head dims");
+            for (const json &size : list) {
+                if (!size.is_number_integer() || size.get<long long>() < 1 || size.get<long long>() > 4096
+                    || (!curve.headDims.compiled.empty() && size.get<int>() <= curve.headDims.compiled.back()))
+                    throw FieldError(cp, "must list ascending head dims in [1, 4096], got " + jf::describe(size));
+                curve.headDims.compiled.push_back(size.get<int>());
+            }
+        }
+    }
     return curve;
 }
 
@@ -79,6 +123,16 @@ json attentionKernelCurveToJson(const AttentionKernelCurve &curve)
     json o = {{"forward", writePoints(curve.forward)}, {"backward", writePoints(curve.backward)}};
     if (!curve.source.empty())
         o["source"] = curve.source;
+    if (!curve.headDims.forward.empty()) {
+        json h = {{"forward", writePoints(curve.headDims.forward)}};
+        if (!curve.headDims.backward.empty())
+            h["backward"] = writePoints(curve.headDims.backward);
+        if (!curve.headDims.compiled.empty())
+            h["compiled"] = curve.headDims.compiled;
+        if (!curve.headDims.source.empty())
+            h["source"] = curve.headDims.source;
+        o["head_dims"] = h;
+    }
     return o;
 }
 

@@ -229,6 +229,7 @@ Chip readChip(const json &o, const std::string &path)
         if (jf::has(a, "matmul_tile_overhead_k"))
             c.achievable.matmulTileOverheadK = jf::positiveNumber(a, "matmul_tile_overhead_k", ap);
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
+        fraction("collective_sm_share", c.achievable.collectiveSmShare);
         fraction("decode_hbm_efficiency", c.achievable.decodeHbmEfficiency);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
         fraction("dcn_efficiency", c.achievable.dcnEfficiency);
@@ -311,6 +312,8 @@ json chipToJson(const Chip &c)
         a["fp8_matmul_benchmark_fraction"] = c.achievable.eightBitMatmulBenchmarkFraction;
     if (c.achievable.matmulTileOverheadK > 0)
         a["matmul_tile_overhead_k"] = c.achievable.matmulTileOverheadK;
+    if (c.achievable.collectiveSmShare > 0)
+        a["collective_sm_share"] = c.achievable.collectiveSmShare;
     if (c.achievable.decodeHbmEfficiency > 0)
         a["decode_hbm_efficiency"] = c.achievable.decodeHbmEfficiency;
     if (c.ici) {

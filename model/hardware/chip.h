@@ -79,6 +79,10 @@ struct Achievable {
     /// runs at K / (K + this) of the large-K rate. 0: shape is not modelled.
     double matmulTileOverheadK = 0;
     double hbmEfficiency = 1.0;
+    /// The share of a GPU's SMs a collective's kernels hold while they run beside compute: an
+    /// overlapped collective is hidden, but the matmuls beside it lose this share of the chip for
+    /// its duration. 0: collectives take nothing from compute (TPUs: ICI DMA engines move them).
+    double collectiveSmShare = 0;
     /// The share of HBM bandwidth a decode step's weight and KV reads reach (many small
     /// bandwidth-bound kernels, not one streaming copy); 0 = hbmEfficiency.
     double decodeHbmEfficiency = 0;

@@ -309,7 +309,7 @@ private slots:
             sum += seg.durationS;
         }
         QVERIFY_NEAR(at, s.time, 1e-9);
-        QVERIFY_NEAR(sum, s.compute + s.bubble + s.exposedCommunication + s.optimizer, 1e-9);
+        QVERIFY_NEAR(sum, s.compute + s.bubble + s.exposedCommunication + s.optimizer + s.overlapInterference, 1e-9);
         QVERIFY_NEAR(sum, s.time, 1e-9);
         for (std::size_t i = 0; i < e.collectives.size(); ++i) {
             const CollectiveUse &c = e.collectives[i];
