@@ -78,4 +78,15 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     return stack == "nemo";
 }
 
+bool overlapsTensorBackward(const Chip &chip, std::string_view stack)
+{
+    // MaxText's run scripts start XLA with async collective fusion and compute/collective overlap
+    // on the TensorCore (LIBTPU_INIT_ARGS --xla_tpu_enable_async_collective_fusion,
+    // --xla_tpu_overlap_compute_collective_tc, e.g. MaxText/configs/v5p/512b.sh): the scheduler
+    // starts a collective as soon as its operand is ready and runs independent work beside it. In
+    // the backward pass a layer's input-gradient all-reduce is independent of its weight-gradient
+    // matmuls; in the forward pass the next layer waits for it.
+    return chip.isTpu() && stack == "maxtext";
+}
+
 } // namespace meshplan::model

@@ -32,4 +32,9 @@ double elementwiseTrafficShare(std::string_view stack);
 /// (parallelism.tensor_overlap); this says where the stack does it unasked (NeMo only).
 bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel);
 
+/// Whether `stack` hides the backward pass's tensor-parallel collectives behind the same layer's
+/// weight-gradient matmuls, which do not depend on them (XLA's async collective fusion, as
+/// MaxText runs it on TPUs). The forward's collectives stay on the critical path.
+bool overlapsTensorBackward(const Chip &chip, std::string_view stack);
+
 } // namespace meshplan::model

@@ -1382,12 +1382,24 @@ std::optional<Error> TrainingCost::run()
         const double v = m_tokensMb * double(m.dModel) * m_flowBytes;
         const double perLayer = (m.parallelBlock ? 1.0 : 2.0) * (2.0 + tensorRounds);
         const double count = perLayer * stageLayers * mb;
-        const double overlapWindow = m_tensorOverlap ? step.compute : 0.0;
+        // With the backward overlapped, its collectives (one round of 2 + recompute rounds) hide
+        // behind the weight-gradient matmuls, as many FLOPs as the forward's matmuls.
+        const bool backwardOverlap = !m_tensorOverlap && m_options.mode == CostMode::Achievable
+                                     && overlapsTensorBackward(m_chip, m_train.stack);
+        const double weightGradients = mb * m_tokensMb
+                                       * (stageDense * (dense.matmulFlops + dense.expertFlops)
+                                          + stageMoe * (sparse.matmulFlops + sparse.expertFlops / m_expertEfficiency))
+                                       / m_peak;
+        const auto hiddenOf = [&](double total) {
+            if (m_tensorOverlap)
+                return std::min(total, step.compute);
+            return backwardOverlap ? std::min(total / (2.0 + tensorRounds), weightGradients) : 0.0;
+        };
         if (m_par.sequenceParallel) {
             const double ag = cost(CollectiveOp::AllGather, spans, v).time;
             const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
             const double total = count * (ag + rs);
-            const double hidden = std::min(total, overlapWindow);
+            const double hidden = hiddenOf(total);
             expose(exposed, total - hidden, "tensor_s", -1,
                    "the sequence-parallel all-gathers and reduce-scatters (the next two collectives) not hidden by compute");
             addCollective(CollectiveOp::AllGather, "tensor activations (sequence parallel)", Role::Tensor, spans, v,
@@ -1399,7 +1411,7 @@ std::optional<Error> TrainingCost::run()
         } else {
             const double ar = cost(CollectiveOp::AllReduce, spans, v).time;
             const double total = count * ar;
-            const double hidden = std::min(total, overlapWindow);
+            const double hidden = hiddenOf(total);
             expose(exposed, total - hidden, "tensor_s", long(m_out.collectives.size()), "");
             addCollective(CollectiveOp::AllReduce, "tensor activations", Role::Tensor, spans, v, count, total - hidden, ar,
                           layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
