@@ -619,7 +619,8 @@ Counts TrainingSearch::searchCombo(const Combo &combo, std::int64_t comboIndex, 
                 break;
             }
             ++counts.fits;
-            floor = e->step.time - e->step.exposedCommunication;
+            // What hidden collectives take from compute depends on the placement too.
+            floor = e->step.time - e->step.exposedCommunication - e->step.overlapInterference;
             memory = e->memory.total;
             stageLimit = e->step.compute / k.microbatches;
             Found f;

@@ -485,7 +485,10 @@ double TrainingBound::exposedCommunication(const TrainingShape &shape, const Lay
         double rounds = policy.kind == Remat::Full ? 1.0 : 0.0;
         if (policy.kind == Remat::Custom)
             rounds = !policy.saved.count(RematTensor::OutProj) && !policy.offloaded.count(RematTensor::OutProj) ? 1.0 / blocks : 0.0;
-        exposed += blocks * (2.0 + rounds) * (m.layers / pipeline) * shape.microbatches * times.tensor;
+        // A stack that overlaps the backward's round (XLA on TPUs) may hide all of it.
+        const bool backward = m_mode == CostMode::Achievable
+                              && overlapsTensorBackward(m_plan.topology.chip(), m_plan.training.stack);
+        exposed += blocks * ((backward ? 1.0 : 2.0) + rounds) * (m.layers / pipeline) * shape.microbatches * times.tensor;
     }
     return exposed * (1.0 - 1e-9);
 }

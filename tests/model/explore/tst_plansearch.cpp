@@ -330,6 +330,10 @@ void TestPlanSearch::boundsBelowEvaluation_data()
     overlapped["parallelism"]["expert_overlap"] = true;
     overlapped["parallelism"]["tensor_overlap"] = true;
     QTest::newRow("moe overlapped, 4 GPUs") << QByteArray::fromStdString(overlapped.dump()) << 0;
+    // MaxText on a TPU hides the backward's tensor all-reduces behind the weight gradients.
+    json maxtext = trainingPlan(tinyMoe(), json{{"chip", "tpu-v5e"}, {"topology", "2x4"}}, 8, 2048);
+    maxtext["workload"]["stack"] = "maxtext";
+    QTest::newRow("moe, v5e 2x4, maxtext") << QByteArray::fromStdString(maxtext.dump()) << 0;
 }
 
 void TestPlanSearch::boundsBelowEvaluation()
