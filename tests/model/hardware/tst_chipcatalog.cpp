@@ -140,6 +140,11 @@ private slots:
         // 0.530 x 1979 TFLOP/s = 1049 against 0.6 x 989 = 593 in bf16: an fp8 matmul runs 1.77x faster.
         QVERIFY(std::fabs(h100.peakFlops(DType::Fp8) * h100.achievableFlopsFraction(DType::Fp8)
                           / (h100.peakFlops(DType::Bf16) * h100.achievableFlopsFraction(DType::Bf16)) - 1.7676) < 1e-3);
+        // H200 has H100's SMs and clocks: the same bf16 matmul rate (MAMF), its own fp8 one (1453.4).
+        const Chip &h200 = *catalog.find("h200");
+        QCOMPARE(h200.achievableFlopsFraction(DType::Bf16), h100.achievableFlopsFraction(DType::Bf16));
+        QCOMPARE(h200.achievable.matmulBenchmarkFraction, h100.achievable.matmulBenchmarkFraction);
+        QVERIFY(std::fabs(h200.achievableFlopsFraction(DType::Fp8) - 0.734 * 0.6 / 0.803) < 1e-12);
         const Chip &a100 = *catalog.find("a100-80gb");
         QCOMPARE(a100.achievableFlopsFraction(DType::Fp8), 0.62); // no fp8 units: bf16 at the bf16 fraction
         const Chip &v5e = *catalog.find("tpu-v5e");
