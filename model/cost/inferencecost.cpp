@@ -1010,10 +1010,21 @@ std::optional<Error> InferenceCost::run()
         warn("fsdp-in-decode", "FSDP gathers every layer's weights for every decoded token: "
                                    + formatSeconds(decode.comms) + " of communication per step; generation is HBM-bound, "
                                    "so move activations, not weights (book ch. 7): use tensor parallelism instead");
-    if (batch < critical && !m.moe)
-        warn("decode-below-critical-batch", formatNumber(batch) + " sequences per replica decode below the critical batch of "
-                                                + formatNumber(critical) + ": the step is bound by reading weights, and a "
-                                                "larger batch would raise throughput at little cost in latency");
+    if (batch < critical && !m.moe) {
+        // Long contexts make the KV reads, not the weights, the larger part of the step; a larger
+        // batch then adds KV reads in proportion and buys little.
+        if (decode.kv > decode.weights)
+            warn("decode-below-critical-batch",
+                 formatNumber(batch) + " sequences per replica decode below the critical batch of " + formatNumber(critical)
+                     + ", but the step is bound by reading the KV cache (" + formatSeconds(decode.kv) + " against "
+                     + formatSeconds(decode.weights) + " of weights): a larger batch adds KV reads in proportion; "
+                       "a shorter context, grouped-query heads or an 8-bit KV cache would help");
+        else
+            warn("decode-below-critical-batch",
+                 formatNumber(batch) + " sequences per replica decode below the critical batch of " + formatNumber(critical)
+                     + ": the step is bound by reading weights, and a larger batch would raise throughput at little "
+                       "cost in latency");
+    }
     if ((m_spec.kvDtype == DType::Fp8 || m_spec.weightDtype == DType::Fp8) && m_chip.listedPeakFlops(DType::Fp8) <= 0)
         warn("dtype-emulated", m_chip.id + " has no fp8 units: fp8 weights or KV are stored in fp8 and converted to "
                                    + std::string(dtypeName(m_spec.computeDtype)) + " on every read");

@@ -63,6 +63,25 @@ class TestInference : public QObject
     Q_OBJECT
 
 private slots:
+    // Below the critical batch a short decode is bound by its weight reads, and the warning says
+    // so. LLaMA-2 13B keeps every head's keys and values (819,200 B per token): at batch 4 and
+    // 32k tokens of context over 2 H100s that is 54 GB of KV per chip against 13 GB of weights,
+    // and the warning names the KV reads instead.
+    void decodeBelowCriticalBatchNamesWhatBindsIt()
+    {
+        const auto text = [](const Evaluation &e) {
+            for (const auto &w : e.warnings)
+                if (w.code == "decode-below-critical-batch")
+                    return w.message;
+            return std::string();
+        };
+        const Evaluation shortContext = run(gpuPlan("llama-2-13b", 2, 4, 512, 128), CostMode::Achievable);
+        QVERIFY(text(shortContext).find("bound by reading weights") != std::string::npos);
+        const Evaluation longContext = run(gpuPlan("llama-2-13b", 2, 4, 32768, 128), CostMode::Achievable);
+        QVERIFY(longContext.memory.fits);
+        QVERIFY2(text(longContext).find("bound by reading the KV cache") != std::string::npos, text(longContext).c_str());
+    }
+
     // Book ch. 7 table: LLaMA-2 13B on 8 v5e, 8k context, bf16: step = (B x KV + 26e9) / (8 x 8.2e11).
     void llama2TableStepTimes_data()
     {
