@@ -2,6 +2,7 @@
 // plan's values, the book's words and where each value comes from (plan-format.md "Derivations").
 #include "cli.h"
 
+#include "base/derivation.h"
 #include "base/expression.h"
 #include "base/units.h"
 
@@ -174,44 +175,13 @@ std::tuple<int, long, int, std::string> readingOrder(const std::string &path)
     return {int(kBlocks.size()), 0, 0, path};
 }
 
-/// The number at `path` of the result ("collectives[3].time_s", "terms.x"); null if absent.
-const json *lookup(const json &result, const std::string &path)
-{
-    const json *node = &result;
-    std::size_t i = 0;
-    while (i < path.size()) {
-        if (path[i] == '.') {
-            ++i;
-            continue;
-        }
-        if (path[i] == '[') {
-            const std::size_t close = path.find(']', i);
-            if (close == std::string::npos || !node->is_array())
-                return nullptr;
-            const auto index = std::strtoul(path.c_str() + i + 1, nullptr, 10);
-            if (index >= node->size())
-                return nullptr;
-            node = &(*node)[index];
-            i = close + 1;
-            continue;
-        }
-        const std::size_t end = std::min(path.find_first_of(".[", i), path.size());
-        const std::string key = path.substr(i, end - i);
-        if (!node->is_object() || !node->contains(key))
-            return nullptr;
-        node = &(*node)[key];
-        i = end;
-    }
-    return node;
-}
-
 std::string explainOne(const std::string &path, const m::Derivation &d, const json &result)
 {
     std::string out;
     // Header: the number, then the book's chapter and section it is reasoned in.
     std::string head = path;
     if (const long index = collectiveIndex(path); index >= 0)
-        if (const json *c = lookup(result, "collectives[" + std::to_string(index) + "]"); c && c->is_object())
+        if (const json *c = m::resultAt(result, "collectives[" + std::to_string(index) + "]"); c && c->is_object())
             head += " (" + c->value("op", std::string()) + ", " + c->value("purpose", std::string()) + ")";
     head += " = " + formatAs(path, d.value);
     const std::string title = m::bookChapterTitle(d.chapter);
