@@ -1,6 +1,7 @@
 // meshplan-cli: results through the same model API, --json shapes, and exit code 2 with one
 // clear line for every kind of bad input.
 #include "cli.h"
+#include "clirunner.h"
 #include "fulldisk.h"
 #include "explore/plancomparison.h"
 
@@ -19,23 +20,11 @@
 
 #include <sys/stat.h>
 
+using meshplan::testing::cli;
+using meshplan::testing::CliRun;
 using nlohmann::json;
 
 namespace {
-
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-Run cli(std::vector<std::string> args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = meshplan::app::runCli(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 // The contract's example plan (plan-format.md), as a merge-patch target for the evaluate rows.
 const char *kPlan = R"({
@@ -665,7 +654,7 @@ private slots:
         QVERIFY(old.open(QIODevice::ReadOnly));
         const QByteArray before = old.readAll();
         old.close();
-        Run full{};
+        CliRun full{};
         {
             meshplan::testing::FullDisk disk(16);
             QVERIFY(disk.isActive());
