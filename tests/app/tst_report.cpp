@@ -1,11 +1,9 @@
 // meshplan-cli report: self-contained HTML and PDF reports of a plan, written atomically.
 #include "fulldisk.h"
+#include "testplans.h"
 
 #include "base/units.h"
 #include "cost/evaluation.h"
-#include "hardware/chipcatalog.h"
-#include "plan/plan.h"
-#include "transformer/modelcatalog.h"
 
 #include <QFile>
 #include <QProcess>
@@ -41,10 +39,7 @@ QByteArray readAll(const QString &path)
 
 m::Evaluation evaluateFile(const QString &path)
 {
-    const QByteArray text = readAll(path);
-    const auto plan = m::planFromText(text.toStdString(), path.toStdString(), m::ChipCatalog::builtin(),
-                                      m::ModelCatalog::builtin());
-    return m::evaluate(plan.value()).value();
+    return m::evaluate(meshplan::testing::loadPlan(path)).value();
 }
 
 } // namespace
