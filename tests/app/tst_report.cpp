@@ -83,6 +83,12 @@ void TestReport::htmlIsSelfContained()
     QVERIFY(html.contains(QStringLiteral("https://jax-ml.github.io/scaling-book/training/")));
     QVERIFY(html.contains(QStringLiteral("LLaMA-3 70B")));
     QVERIFY(html.contains(QStringLiteral("Warnings")));
+    // Each headline in its unit, read from its whole path: memory in bytes as the memory chart
+    // shows it, tokens per second a rate, not a time (the report once said "39.6 days").
+    QVERIFY2(html.contains(QStringLiteral("<b>Memory per chip = %1</b>")
+                               .arg(QString::fromStdString(m::formatBytes(e.memory.total, true)))),
+             qPrintable(html));
+    QVERIFY(html.contains(QRegularExpression(QStringLiteral("<b>Tokens per second = [0-9.e+]+</b>"))));
 }
 
 void TestReport::servingReportHasItsNumbers()
