@@ -3,6 +3,8 @@
 
 #include "cli.h"
 
+#include <QStringList>
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +24,15 @@ inline CliRun cli(std::vector<std::string> args)
     std::ostringstream err;
     const int code = meshplan::app::runCli(args, out, err);
     return {code, out.str(), err.str()};
+}
+
+/// `cli` of the arguments a test's data row holds as a QStringList.
+inline CliRun cliRow(const QStringList &args)
+{
+    std::vector<std::string> list;
+    for (const QString &a : args)
+        list.push_back(a.toStdString());
+    return cli(std::move(list));
 }
 
 } // namespace meshplan::testing

@@ -16,6 +16,7 @@
 
 
 using meshplan::testing::cli;
+using meshplan::testing::cliRow;
 using meshplan::testing::CliRun;
 using nlohmann::json;
 
@@ -121,10 +122,7 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
-        std::vector<std::string> list;
-        for (const auto &a : args)
-            list.push_back(a.toStdString());
-        const CliRun r = cli(list);
+        const CliRun r = cliRow(args);
         QCOMPARE(r.code, 2);
         QCOMPARE(lines(r.err), std::size_t(1));
         QVERIFY2(r.err.find(expected.toStdString()) != std::string::npos, r.err.c_str());
