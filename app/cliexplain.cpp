@@ -2,8 +2,9 @@
 // plan's values, the book's words and where each value comes from (plan-format.md "Derivations").
 #include "cli.h"
 
+#include "base/derivation.h"
 #include "base/expression.h"
-#include "base/units.h"
+#include "base/valueunit.h"
 
 #include <nlohmann/json.hpp>
 
@@ -91,49 +92,19 @@ std::string plain(double value)
     return buffer;
 }
 
-bool endsWith(const std::string &s, const std::string &tail)
-{
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-bool contains(const std::string &s, const std::string &part)
-{
-    return s.find(part) != std::string::npos;
-}
-
-/// A number formatted by what its name says it is: seconds (..._s, t_...), bytes, FLOPs or their
-/// rates; a name that does not say (efficiency, microbatches, chips_rate) gets four digits.
+/// A number formatted by the unit its name says (valueunit.h); a name that says none gets four digits.
 std::string formatAs(const std::string &name, double value)
 {
-    std::string key = name.substr(name.find_last_of(".]") == std::string::npos ? 0 : name.find_last_of(".]") + 1);
-    if (name.rfind("memory_per_chip.", 0) == 0)
-        return m::formatBytes(value);
-    // Factors: flops_fraction, hbm_efficiency, the elementwise share of bytes.
-    for (const char *factor : {"fraction", "efficiency", "share", "ratio", "factor"})
-        if (contains(key, factor))
-            return plain(value);
-    if (endsWith(key, "bytes_per_s") || (contains(key, "bandwidth") && !endsWith(key, "_s")))
-        return m::formatBytesPerSecond(value);
-    if (endsWith(key, "flops_per_s") || key == "peak_flops")
-        return m::formatFlopsPerSecond(value);
-    if (endsWith(key, "_per_s"))
-        return plain(value);
-    if (key == "s" || endsWith(key, "_s") || key.rfind("t_", 0) == 0 || key == "time")
-        return m::formatSeconds(value);
-    if (contains(key, "bytes"))
-        return m::formatBytes(value);
-    if (contains(key, "flops"))
-        return m::formatFlops(value);
-    return plain(value);
+    const m::ValueUnit unit = m::unitForName(name);
+    return unit == m::ValueUnit::Plain ? plain(value) : m::formatInUnit(unit, value);
 }
 
 /// A value of the formula: by its own name, else by the name of the result it comes from.
 std::string formatValue(const m::DerivationValue &v)
 {
-    const std::string byName = formatAs(v.name, v.value);
-    if (byName == plain(v.value) && !v.from.empty())
+    if (m::unitForName(v.name) == m::ValueUnit::Plain && !v.from.empty())
         return formatAs(v.from, v.value);
-    return byName;
+    return formatAs(v.name, v.value);
 }
 
 /// "collectives[12].time_s" -> 12; -1 for another path.
@@ -174,44 +145,13 @@ std::tuple<int, long, int, std::string> readingOrder(const std::string &path)
     return {int(kBlocks.size()), 0, 0, path};
 }
 
-/// The number at `path` of the result ("collectives[3].time_s", "terms.x"); null if absent.
-const json *lookup(const json &result, const std::string &path)
-{
-    const json *node = &result;
-    std::size_t i = 0;
-    while (i < path.size()) {
-        if (path[i] == '.') {
-            ++i;
-            continue;
-        }
-        if (path[i] == '[') {
-            const std::size_t close = path.find(']', i);
-            if (close == std::string::npos || !node->is_array())
-                return nullptr;
-            const auto index = std::strtoul(path.c_str() + i + 1, nullptr, 10);
-            if (index >= node->size())
-                return nullptr;
-            node = &(*node)[index];
-            i = close + 1;
-            continue;
-        }
-        const std::size_t end = std::min(path.find_first_of(".[", i), path.size());
-        const std::string key = path.substr(i, end - i);
-        if (!node->is_object() || !node->contains(key))
-            return nullptr;
-        node = &(*node)[key];
-        i = end;
-    }
-    return node;
-}
-
 std::string explainOne(const std::string &path, const m::Derivation &d, const json &result)
 {
     std::string out;
     // Header: the number, then the book's chapter and section it is reasoned in.
     std::string head = path;
     if (const long index = collectiveIndex(path); index >= 0)
-        if (const json *c = lookup(result, "collectives[" + std::to_string(index) + "]"); c && c->is_object())
+        if (const json *c = m::resultAt(result, "collectives[" + std::to_string(index) + "]"); c && c->is_object())
             head += " (" + c->value("op", std::string()) + ", " + c->value("purpose", std::string()) + ")";
     head += " = " + formatAs(path, d.value);
     const std::string title = m::bookChapterTitle(d.chapter);

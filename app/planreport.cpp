@@ -7,6 +7,7 @@
 #include "plansummary.h"
 #include "base/expression.h"
 #include "base/units.h"
+#include "base/valueunit.h"
 #include "cost/evaluation.h"
 #include "plan/plantitle.h"
 
@@ -83,27 +84,14 @@ QString chartCaption(const std::string &chart)
 constexpr QSize kChartLayout(900, 520);
 constexpr int kCaptionHeight = 28; ///< PDF pixels (96 dpi) above each chart for its caption
 
-/// A value as the report shows it: by the unit its name implies.
+/// A value as the report shows it: in the unit its name (or path) implies (valueunit.h), bytes
+/// binary as the memory chart reads them; a count as digits.
 std::string valueText(const std::string &name, double v)
 {
-    if (v == std::floor(v) && std::abs(v) < 1e6)
+    const m::ValueUnit unit = m::unitForName(name);
+    if (unit == m::ValueUnit::Plain && v == std::floor(v) && std::abs(v) < 1e6)
         return std::to_string(static_cast<long long>(v));
-    const auto ends = [&](const char *suffix) {
-        const std::string s(suffix);
-        return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-    };
-    if (ends("_s") || name == "time_s")
-        return m::formatSeconds(v);
-    if (name == "params" || name == "grads" || name == "optimizer" || name == "activations" || name == "kv_cache"
-        || ends("_bytes") || name == "hbm_bytes")
-        return m::formatBytes(v, true);
-    if (name == "flops")
-        return m::formatFlops(v);
-    if (name == "peak_flops" || ends("_rate"))
-        return m::formatFlopsPerSecond(v);
-    if (ends("_bandwidth") || name == "decode_hbm")
-        return m::formatBytesPerSecond(v);
-    return m::formatNumber(v);
+    return m::formatInUnit(unit, v, true);
 }
 
 struct Headline {
@@ -133,14 +121,17 @@ QString derivationsHtml(const m::Derivations &derivations, bool training, const 
         const auto expression = m::Expression::parse(d.expression);
         if (!expression)
             return;
-        std::map<std::string, double> values;
-        for (const auto &v : d.values)
-            values[v.name] = v.value;
-        const std::string leaf = std::string(h.path).substr(std::string(h.path).rfind('.') + 1);
-        const std::string result = leaf == "mfu" ? m::formatNumber(100.0 * d.value) + "%" : valueText(leaf, d.value);
+        const std::string path(h.path);
+        const std::string result = path == "mfu" ? m::formatNumber(100.0 * d.value) + "%" : valueText(path, d.value);
         const std::string named = expression->toText([](const std::string &n) { return n; });
-        const std::string substituted =
-            expression->toText([&](const std::string &n) { return valueText(n, values.count(n) ? values[n] : 0.0); });
+        // A value whose name says no unit reads by the result it comes from, as the CLI reads it.
+        const std::string substituted = expression->toText([&](const std::string &n) {
+            const m::DerivationValue *v = d.find(n);
+            if (!v)
+                return valueText(n, 0.0);
+            const bool byFrom = m::unitForName(v->name) == m::ValueUnit::Plain && !v->from.empty();
+            return valueText(byFrom ? v->from : v->name, v->value);
+        });
         html += QStringLiteral("<p><b>%1 = %2</b> <span style='color:%3'>(%4)</span><br>")
                     .arg(esc(QString::fromUtf8(h.label)), esc(result), c.muted, esc(std::string(h.path)));
         html += QStringLiteral("<code>%1</code><br><code>= %2</code><br>").arg(esc(named), esc(substituted));

@@ -209,10 +209,6 @@ QString explainTitle(const std::string &path)
 
 FormattedValue formatPathValue(const std::string &path, double value)
 {
-    if (startsWith(path, "memory_per_chip.") || path.find("bytes") != std::string::npos) {
-        FormattedValue f = formatNamedValue("bytes", value);
-        return f;
-    }
     if (path == "mfu" || (path.size() > 4 && path.compare(path.size() - 4, 4, "_mfu") == 0)
         || (path.size() > 4 && path.compare(path.size() - 4, 4, ".mfu") == 0)) {
         FormattedValue f;
@@ -220,8 +216,8 @@ FormattedValue formatPathValue(const std::string &path, double value)
         f.unit = QStringLiteral("%");
         return f;
     }
-    const auto dot = path.rfind('.');
-    return formatNamedValue(dot == std::string::npos ? path : path.substr(dot + 1), value);
+    // The unit rule reads a whole path: memory_per_chip.total is bytes, step.time_s seconds.
+    return formatNamedValue(path, value);
 }
 
 ExplainPanel::ExplainPanel(QWidget *parent)

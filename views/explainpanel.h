@@ -54,8 +54,8 @@ private:
 
 /// The number at a result path in words: "Step time", "Parameters per chip", "Collective 3: time".
 QString explainTitle(const std::string &path);
-/// The number at a result path as the panel writes it: bytes under memory_per_chip, MFU in percent,
-/// seconds for paths ending in _s, else by formatNamedValue.
+/// The number at a result path as the panel writes it: MFU in percent, else by formatNamedValue
+/// of the whole path (bytes under memory_per_chip, seconds for paths ending in _s, ...).
 FormattedValue formatPathValue(const std::string &path, double value);
 
 class ExplainPanel : public QWidget

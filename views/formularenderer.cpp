@@ -1,6 +1,6 @@
 #include "formularenderer.h"
 
-#include "base/units.h"
+#include "base/valueunit.h"
 
 #include <QFontMetricsF>
 #include <QPainter>
@@ -84,11 +84,6 @@ FormattedValue plainNumber(double value)
     return f;
 }
 
-bool endsWith(const std::string &s, const std::string &suffix)
-{
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// "1.23 ms" from formatSeconds / formatBytes: number and unit apart, µ for u.
 FormattedValue splitUnit(const std::string &text)
 {
@@ -128,15 +123,10 @@ QString FormattedValue::html() const
 
 FormattedValue formatNamedValue(const std::string &name, double value)
 {
-    if (!std::isfinite(value))
+    const model::ValueUnit unit = model::unitForName(name);
+    if (!std::isfinite(value) || unit == model::ValueUnit::Plain)
         return plainNumber(value);
-    const bool seconds = endsWith(name, "_s") || name == "s" || name.rfind("t_", 0) == 0 || name == "t";
-    if (seconds && !endsWith(name, "per_s"))
-        return splitUnit(model::formatSeconds(value));
-    const bool perSecond = endsWith(name, "_per_s") || name.find("bandwidth") != std::string::npos;
-    if (name.find("bytes") != std::string::npos && !perSecond)
-        return splitUnit(model::formatBytes(value, true));
-    return plainNumber(value);
+    return splitUnit(model::formatInUnit(unit, value, true));
 }
 
 QString symbolHtml(const std::string &name)

@@ -32,9 +32,9 @@ struct FormattedValue {
     QString html() const;
 };
 
-/// Formats `value` by what its `name` says it is: seconds for names ending in _s (or starting
-/// with t_), bytes for names holding "bytes" (binary prefixes, as the memory chart), a plain
-/// number with a power of ten otherwise. A guess from the name only; no unit is invented.
+/// Formats `value` in the unit its `name` (or result path) says (model::unitForName): seconds,
+/// bytes (binary prefixes, as the memory chart), FLOPs and their rates; a plain number with a
+/// power of ten for a name that says no unit. A guess from the name only; no unit is invented.
 FormattedValue formatNamedValue(const std::string &name, double value);
 
 /// A name as the book would write it: `t_math` → italic t with subscript "math", Greek names as

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 
 namespace meshplan::model {
@@ -86,6 +87,45 @@ nlohmann::json derivationsToJson(const Derivations &derivations)
     for (const auto &[path, d] : derivations)
         out[path] = derivationToJson(d);
     return out;
+}
+
+const nlohmann::json *resultAt(const nlohmann::json &result, const std::string &path)
+{
+    if (path.empty())
+        return nullptr;
+    const nlohmann::json *node = &result;
+    std::size_t i = 0;
+    while (i < path.size()) {
+        if (path[i] == '.') {
+            ++i;
+            continue;
+        }
+        if (path[i] == '[') {
+            const std::size_t close = path.find(']', i);
+            if (close == std::string::npos || close == i + 1 || !node->is_array())
+                return nullptr;
+            std::size_t index = 0;
+            for (std::size_t k = i + 1; k < close; ++k) {
+                if (path[k] < '0' || path[k] > '9' || index > node->size())
+                    return nullptr;
+                index = index * 10 + std::size_t(path[k] - '0');
+            }
+            if (index >= node->size())
+                return nullptr;
+            node = &(*node)[index];
+            i = close + 1;
+            continue;
+        }
+        const std::size_t end = std::min(path.find_first_of(".[", i), path.size());
+        if (!node->is_object())
+            return nullptr;
+        const auto found = node->find(path.substr(i, end - i));
+        if (found == node->end())
+            return nullptr;
+        node = &*found;
+        i = end;
+    }
+    return node;
 }
 
 } // namespace meshplan::model

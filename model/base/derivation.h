@@ -45,5 +45,9 @@ std::string bookChapterUrl(const std::string &chapter);
 nlohmann::json derivationToJson(const Derivation &derivation);
 /// The "derivations" object of plan-format.md, keyed by path.
 nlohmann::json derivationsToJson(const Derivations &derivations);
+/// The node at a derivation's `path` in the evaluation's result ("step.time_s",
+/// "collectives[3].time_s", "collectives[3]"); null for a path the result does not have or
+/// cannot be read (a missing key, an index past the end, "[x]"). Never throws.
+const nlohmann::json *resultAt(const nlohmann::json &result, const std::string &path);
 
 } // namespace meshplan::model

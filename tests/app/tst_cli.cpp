@@ -1,6 +1,7 @@
 // meshplan-cli: results through the same model API, --json shapes, and exit code 2 with one
 // clear line for every kind of bad input.
 #include "cli.h"
+#include "clirunner.h"
 #include "fulldisk.h"
 #include "explore/plancomparison.h"
 
@@ -19,23 +20,12 @@
 
 #include <sys/stat.h>
 
+using meshplan::testing::cli;
+using meshplan::testing::cliRow;
+using meshplan::testing::CliRun;
 using nlohmann::json;
 
 namespace {
-
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-Run cli(std::vector<std::string> args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = meshplan::app::runCli(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 // The contract's example plan (plan-format.md), as a merge-patch target for the evaluate rows.
 const char *kPlan = R"({
@@ -186,15 +176,11 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, mentions);
-        std::vector<std::string> argv;
-        for (const auto &a : args)
-            argv.push_back(a.toStdString());
-        const auto plain = cli(argv);
+        const auto plain = cliRow(args);
         QCOMPARE(plain.code, 2);
         QVERIFY2(plain.err.find(mentions.toStdString()) != std::string::npos, plain.err.c_str());
         QCOMPARE(std::count(plain.err.begin(), plain.err.end(), '\n'), 1L); // one line
-        argv.push_back("--json");
-        const auto asJson = cli(argv);
+        const auto asJson = cliRow(args + QStringList{"--json"});
         QCOMPARE(asJson.code, 2);
         if (mentions != QStringLiteral("unknown command") && mentions != QStringLiteral("--chips")) {
             const json j = json::parse(asJson.out);
@@ -595,10 +581,7 @@ private slots:
     {
         QFETCH(QString, plan);
         QFETCH(QStringList, options);
-        std::vector<std::string> args{"search", MESHPLAN_TEST_DATA "/" + plan.toStdString(), "--json", "--top", "3"};
-        for (const QString &o : options)
-            args.push_back(o.toStdString());
-        const auto printed = cli(args);
+        const auto printed = cliRow(QStringList{"search", MESHPLAN_TEST_DATA "/" + plan, "--json", "--top", "3"} + options);
         QVERIFY2(printed.code == 0, printed.err.c_str());
         const json doc = json::parse(printed.out);
         QCOMPARE(doc.at("format").get<std::string>(), std::string("meshplan/search"));
@@ -665,7 +648,7 @@ private slots:
         QVERIFY(old.open(QIODevice::ReadOnly));
         const QByteArray before = old.readAll();
         old.close();
-        Run full{};
+        CliRun full{};
         {
             meshplan::testing::FullDisk disk(16);
             QVERIFY(disk.isActive());
@@ -705,10 +688,7 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, flag);
-        std::vector<std::string> all{"search"};
-        for (const QString &a : args)
-            all.push_back(a.toStdString());
-        const auto r = cli(all);
+        const auto r = cliRow(QStringList{"search"} + args);
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.rfind("meshplan-cli: " + flag.toStdString() + ": ", 0) == 0, r.err.c_str());
         QVERIFY(r.out.empty());

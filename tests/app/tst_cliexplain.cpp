@@ -1,6 +1,7 @@
 // meshplan-cli evaluate --explain: the readable derivations (formula, values, result, words,
 // sources) of hand-made derivations, and the --json document of real plans.
 #include "cli.h"
+#include "clirunner.h"
 
 #include "base/derivation.h"
 
@@ -13,24 +14,12 @@
 #include <cmath>
 #include <sstream>
 
+using meshplan::testing::cli;
+using meshplan::testing::CliRun;
 using nlohmann::json;
 namespace m = meshplan::model;
 
 namespace {
-
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-Run cli(std::vector<std::string> args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = meshplan::app::runCli(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 std::string explained(const m::Derivations &derivations, const json &result = json::object())
 {
@@ -240,10 +229,10 @@ private slots:
         std::vector<std::string> args{"evaluate", plan.toStdString(), "--json"};
         if (ideal)
             args.push_back("--ideal");
-        const Run plain = cli(args);
+        const CliRun plain = cli(args);
         QVERIFY2(plain.code == 0, plain.err.c_str());
         args.push_back("--explain");
-        const Run explainedRun = cli(args);
+        const CliRun explainedRun = cli(args);
         QVERIFY2(explainedRun.code == 0, explainedRun.err.c_str());
         json result = json::parse(explainedRun.out);
         QVERIFY(result.contains("derivations") && result["derivations"].is_object());
@@ -276,9 +265,9 @@ private slots:
     // The readable form explains the numbers the summary prints, under it.
     void readableExplainsTheSummary()
     {
-        const Run r = cli({"evaluate", kPlan, "--explain"});
+        const CliRun r = cli({"evaluate", kPlan, "--explain"});
         QVERIFY2(r.code == 0, r.err.c_str());
-        const Run summary = cli({"evaluate", kPlan});
+        const CliRun summary = cli({"evaluate", kPlan});
         QCOMPARE(QString::fromStdString(r.out.substr(0, summary.out.size())), QString::fromStdString(summary.out));
         for (const char *head : {"\nstep.time_s = ", "\nstep.compute_s = ", "\nmfu = ", "\ntokens_per_s = ",
                                  "\nmemory_per_chip.total = ", "\ncollectives[0].time_s ("})

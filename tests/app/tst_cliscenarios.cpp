@@ -2,6 +2,7 @@
 // written out with the atomic writer (the file evaluates as the scenario's plan does), and an
 // unknown id refused with exit code 2 and one line naming the known ids.
 #include "cli.h"
+#include "clirunner.h"
 #include "fulldisk.h"
 
 #include "plan/scenariocatalog.h"
@@ -13,25 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sstream>
 
+using meshplan::testing::cli;
+using meshplan::testing::cliRow;
+using meshplan::testing::CliRun;
 using nlohmann::json;
 
 namespace {
-
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-Run cli(std::vector<std::string> args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = meshplan::app::runCli(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 std::size_t lines(const std::string &text)
 {
@@ -48,7 +37,7 @@ private slots:
     void listsEveryScenario()
     {
         const auto &all = meshplan::model::builtInScenarios();
-        const Run table = cli({"scenarios"});
+        const CliRun table = cli({"scenarios"});
         QCOMPARE(table.code, 0);
         QVERIFY(table.err.empty());
         QCOMPARE(lines(table.out), all.size() + 1); // a heading, then one row per scenario
@@ -60,7 +49,7 @@ private slots:
             QVERIFY2(line.find(s.title) != std::string::npos, line.c_str());
         }
 
-        const Run asJson = cli({"scenarios", "--json"});
+        const CliRun asJson = cli({"scenarios", "--json"});
         QCOMPARE(asJson.code, 0);
         const json list = json::parse(asJson.out);
         QVERIFY(list.is_array());
@@ -79,7 +68,7 @@ private slots:
     {
         QTemporaryDir dir;
         const std::string target = dir.filePath(QStringLiteral("tp.meshplan")).toStdString();
-        const Run r = cli({"scenarios", "tensor-parallel-limit", "-o", target});
+        const CliRun r = cli({"scenarios", "tensor-parallel-limit", "-o", target});
         QVERIFY2(r.code == 0, r.err.c_str());
         QVERIFY(r.out.find(target) != std::string::npos);
         QFile file(QString::fromStdString(target));
@@ -87,11 +76,11 @@ private slots:
         const json written = json::parse(file.readAll().toStdString());
         QCOMPARE(written.dump(), meshplan::model::findScenario("tensor-parallel-limit")->plan.dump());
         // The written plan evaluates, and shows what the scenario teaches.
-        const Run evaluated = cli({"evaluate", target, "--json"});
+        const CliRun evaluated = cli({"evaluate", target, "--json"});
         QVERIFY2(evaluated.code == 0, evaluated.err.c_str());
         QVERIFY(evaluated.out.find("\"tensor-parallel-limit\"") != std::string::npos);
         // Without -o: the note and the plan.
-        const Run shown = cli({"scenarios", "tensor-parallel-limit", "--json"});
+        const CliRun shown = cli({"scenarios", "tensor-parallel-limit", "--json"});
         QCOMPARE(shown.code, 0);
         QCOMPARE(json::parse(shown.out).at("plan").dump(), written.dump());
     }
@@ -105,7 +94,7 @@ private slots:
         QVERIFY(old.open(QIODevice::ReadOnly));
         const QByteArray before = old.readAll();
         old.close();
-        Run full{};
+        CliRun full{};
         {
             meshplan::testing::FullDisk disk(16);
             QVERIFY(disk.isActive());
@@ -133,10 +122,7 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
-        std::vector<std::string> list;
-        for (const auto &a : args)
-            list.push_back(a.toStdString());
-        const Run r = cli(list);
+        const CliRun r = cliRow(args);
         QCOMPARE(r.code, 2);
         QCOMPARE(lines(r.err), std::size_t(1));
         QVERIFY2(r.err.find(expected.toStdString()) != std::string::npos, r.err.c_str());

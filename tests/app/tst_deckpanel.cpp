@@ -6,10 +6,8 @@
 #include "mainwindow.h"
 #include "plandocument.h"
 #include "presenterwindow.h"
+#include "testplans.h"
 #include "windowdriver.h"
-
-#include "hardware/chipcatalog.h"
-#include "transformer/modelcatalog.h"
 
 #include <QDockWidget>
 #include <QFile>
@@ -33,18 +31,6 @@ namespace {
 
 const QString kDeck = QStringLiteral(MESHPLAN_TEST_DATA "/decks/review.meshdeck");
 const QString kServing = QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-70b-int8-v5e-serving.meshplan");
-
-m::Plan loadPlan(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    auto plan = m::planFromText(f.readAll().toStdString(), path.toStdString(), m::ChipCatalog::builtin(),
-                                m::ModelCatalog::builtin());
-    if (!plan)
-        qFatal("%s", plan.error().toString().c_str());
-    return *plan;
-}
 
 QStringList titles(const m::Deck &deck)
 {

@@ -192,12 +192,12 @@ private slots:
         const std::map<std::string, double> values{
             {"flops", 1.2e18}, {"chips", 8192}, {"t_comms_s", 0.0213}, {"kv_bytes", 2.0 * 1024 * 1024 * 1024}, {"eff", 0.72}};
         QCOMPARE(typeset("flops / (chips * eff) + t_comms_s", &values).plainText(),
-                 QStringLiteral("1.2×10^18 / (8192 × 0.72) + 21.3 ms"));
+                 QStringLiteral("1.20 EFLOP / (8192 × 0.72) + 21.3 ms"));
         // A power of a value with a unit is bracketed; bytes read as the memory chart reads them.
         QCOMPARE(typeset("kv_bytes ** 2", &values).plainText(), QStringLiteral("(2.00 GiB)^2"));
         QCOMPARE(views::formatNamedValue("t_math", 4.2e-6).plain(), QStringLiteral("4.20 µs"));
         QCOMPARE(views::formatNamedValue("tokens", 3.3e-5).plain(), QStringLiteral("3.3×10^-5"));
-        QCOMPARE(views::formatNamedValue("hbm_bandwidth", 2.765e12).plain(), QStringLiteral("2.77×10^12"));
+        QCOMPARE(views::formatNamedValue("hbm_bandwidth", 2.765e12).plain(), QStringLiteral("2.77 TB/s"));
     }
 
     void rendererGrowsWithNestingWithoutOverlap()
@@ -265,7 +265,7 @@ private slots:
         QCOMPARE(panel.currentPath(), std::string("step.compute_s"));
         QVERIFY(panel.canGoBack());
         QCOMPARE(panel.formulaText(), QStringLiteral("flops / (chips × peak_flops × flops_fraction)"));
-        QCOMPARE(panel.substitutedText(), QStringLiteral("1.2×10^18 / (8192 × 4.59×10^14 × 0.72) = 443 ms"));
+        QCOMPARE(panel.substitutedText(), QStringLiteral("1.20 EFLOP / (8192 × 459 TFLOP/s × 0.72) = 443 ms"));
         // The achievable-efficiency factor is named as the difference from the book's number.
         QVERIFY(panel.idealText().contains(QStringLiteral("ideal (book): 319 ms · achievable: 443 ms")));
         QVERIFY(panel.idealText().contains(QStringLiteral("1 → 0.72")));

@@ -1,32 +1,18 @@
 // Edit > Copy Summary as Markdown (issue 19): the plan and its summary numbers as Markdown tables
 // that paste into chat or a design doc, the numbers those of the evaluation.
 #include "planmarkdown.h"
+#include "testplans.h"
 
-#include "hardware/chipcatalog.h"
-#include "transformer/modelcatalog.h"
-
-#include <QFile>
 #include <QRegularExpression>
 #include <QtTest>
 
 #include <cmath>
 
 using namespace meshplan;
+using meshplan::testing::loadPlan;
 namespace m = meshplan::model;
 
 namespace {
-
-m::Plan loadPlan(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    auto plan = m::planFromText(f.readAll().toStdString(), path.toStdString(), m::ChipCatalog::builtin(),
-                                m::ModelCatalog::builtin());
-    if (!plan)
-        qFatal("%s", plan.error().toString().c_str());
-    return *plan;
-}
 
 /// The value cell of the table row named `name` ("" when there is none).
 QString cell(const QString &markdown, const QString &name)

@@ -50,30 +50,8 @@ QStringList files(const QString &folder, const QString &pattern)
 /// "terms.layer_forward_s"; null where the result has no number there.
 const json *at(const json &result, const std::string &path)
 {
-    const json *node = &result;
-    std::size_t i = 0;
-    while (i < path.size()) {
-        if (path[i] == '.') {
-            ++i;
-        } else if (path[i] == '[') {
-            const std::size_t close = path.find(']', i);
-            if (close == std::string::npos || !node->is_array())
-                return nullptr;
-            const auto index = std::stoul(path.substr(i + 1, close - i - 1));
-            if (index >= node->size())
-                return nullptr;
-            node = &(*node)[index];
-            i = close + 1;
-        } else {
-            const std::size_t end = std::min(path.find_first_of(".[", i), path.size());
-            const std::string key = path.substr(i, end - i);
-            if (!node->is_object() || !node->contains(key))
-                return nullptr;
-            node = &(*node)[key];
-            i = end;
-        }
-    }
-    return node->is_number() ? node : nullptr;
+    const json *node = resultAt(result, path);
+    return node && node->is_number() ? node : nullptr;
 }
 
 /// Equal within relative 1e-9, or absolutely within `absolute` (1e-12 near zero; 0.5 for the
