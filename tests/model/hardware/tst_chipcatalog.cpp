@@ -25,9 +25,9 @@ private slots:
     {
         const auto &catalog = ChipCatalog::builtin();
         for (const char *id : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x", "a100-80gb", "h100-sxm",
-                               "h200", "b200", "gb200"})
+                               "h800", "h200", "b200", "gb200"})
             QVERIFY2(catalog.find(id), id);
-        QCOMPARE(catalog.chips().size(), std::size_t(11));
+        QCOMPARE(catalog.chips().size(), std::size_t(12));
     }
 
     void everyChipIsComplete()
