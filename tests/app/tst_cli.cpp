@@ -133,7 +133,7 @@ private slots:
     {
         const auto list = cli({"hardware", "--list", "--json"});
         QCOMPARE(list.code, 0);
-        QCOMPARE(json::parse(list.out)["chips"].size(), std::size_t(11));
+        QCOMPARE(json::parse(list.out)["chips"].size(), std::size_t(12));
         const auto spec = cli({"hardware", "tpu-v5p", "--json"});
         QCOMPARE(json::parse(spec.out)["hbm_bytes"].get<std::int64_t>(), std::int64_t(102005473280));
         QVERIFY(cli({"hardware", "gb200"}).out.find("domain of 72") != std::string::npos);
