@@ -226,6 +226,8 @@ std::string generatePage()
         addTraining(rows, "check: training", path, json::parse(readText(path)).value("_measured", json::object()));
     for (const QString &path : files(data + QStringLiteral("/measured-runs/serving"), QStringLiteral("*.json")))
         addServing(rows, path, json::parse(readText(path)).value("_measured", json::object()));
+    for (const QString &path : files(data + QStringLiteral("/measured-runs-extra/serving"), QStringLiteral("*.json")))
+        addServing(rows, path, json::parse(readText(path)).value("_measured", json::object()));
 
     // The flat baseline: one MFU for every training run, the median of what the runs achieved
     // (by our FLOP count), so it is the best a single constant does on this very set.
