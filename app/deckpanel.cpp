@@ -188,6 +188,19 @@ void DeckPanel::setSlideTitle(int index, const QString &title)
     }
 }
 
+void DeckPanel::setSlidePlan(int index, const model::Plan &plan)
+{
+    if (index < 0 || index >= static_cast<int>(m_deck.slides.size()))
+        return;
+    auto &slide = m_deck.slides[static_cast<std::size_t>(index)];
+    slide.plan = plan;
+    slide.planPath.clear();
+    slide.problem.clear();
+    markModified();
+    rebuildList();
+    setCurrentSlide(index);
+}
+
 void DeckPanel::setSlideNotes(int index, const QString &notes)
 {
     if (index < 0 || index >= static_cast<int>(m_deck.slides.size()))

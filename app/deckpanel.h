@@ -50,6 +50,9 @@ public:
     void moveSlide(int from, int to);
     void setSlideTitle(int index, const QString &title);
     void setSlideNotes(int index, const QString &notes);
+    /// Replaces slide `index`'s plan with `plan`, held inline from now on (an edit made while
+    /// presenting): the plan file a slide pointed at is left as it is.
+    void setSlidePlan(int index, const model::Plan &plan);
     int currentSlide() const;
     void setCurrentSlide(int index);
     /// The list's text for slide `index`: "2. Serving it on v5e", "⚠ 3. ... — the problem".

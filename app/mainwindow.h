@@ -167,7 +167,8 @@ public:
     bool deckIsOpen() const;
     /// Writes the report of the open deck, or else of the open plan, to `path` (.pdf or .html,
     /// atomically) with a wait cursor; the message, also in lastError() and the status bar, on failure.
-    std::optional<QString> exportReport(const QString &path);
+    /// Writes the report of the open deck (or plan) to `path`, on dark pages when `dark`.
+    std::optional<QString> exportReport(const QString &path, bool dark = false);
     /// The open plan and its summary numbers as Markdown (Edit > Copy Summary as Markdown).
     QString summaryMarkdown() const;
     /// Puts summaryMarkdown() on the clipboard, as text.
@@ -230,7 +231,7 @@ private:
     void updateExplain();
     /// View > Present, File > Export Report, Edit > Copy Summary as Markdown.
     void createPresentActions(QMenu *file, QMenu *edit);
-    void exportReportDialog();
+    void exportReportDialog(bool dark);
     /// The Tools menu, made on first use (before Help).
     QMenu *toolsMenu();
 

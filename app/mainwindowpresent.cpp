@@ -9,11 +9,15 @@
 #include "plandocument.h"
 #include "presenterwindow.h"
 
+#include "hardware/chipcatalog.h"
 #include "plan/deck.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -43,8 +47,16 @@ void MainWindow::createPresentActions(QMenu *file, QMenu *edit)
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     report->setToolTip(tr("A report to forward: the model, the cluster, the plan, the summary, every chart, the "
                           "warnings and where the headline numbers come from, as PDF or self-contained HTML."));
-    connect(report, &QAction::triggered, this, &MainWindow::exportReportDialog);
+    connect(report, &QAction::triggered, this, [this] { exportReportDialog(false); });
     file->insertAction(before, report);
+    // Dark pages for a screen share or a dark-mode wiki; print and forward the light ones.
+    auto *darkReport = new QAction(tr("Export Report (&Dark)…"), this);
+    darkReport->setObjectName(QStringLiteral("exportDarkReportAction"));
+    darkReport->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::SHIFT | Qt::Key_E));
+    darkReport->setToolTip(tr("The same report on dark pages, as meshplan-cli report --dark writes it: for a screen "
+                              "share or a dark wiki."));
+    connect(darkReport, &QAction::triggered, this, [this] { exportReportDialog(true); });
+    file->insertAction(before, darkReport);
 
     // The Deck dock, hidden until View > Deck: most sessions plan rather than present.
     m_deckPanel = new DeckPanel(this);
@@ -91,7 +103,26 @@ PresenterWindow *MainWindow::present()
         deck.title = plan.title;
         deck.slides.push_back(model::slideFromPlan(plan, plan.title));
     }
+    // Which slides are the open plan: their unlocked edits reach the document as undo steps.
+    std::vector<bool> isDocument(deck.slides.size(), !deckIsOpen());
+    if (deckIsOpen() && !m_document->path().isEmpty()) {
+        const QDir folder = QFileInfo(m_deckPanel->path()).absoluteDir();
+        for (std::size_t i = 0; i < deck.slides.size(); ++i)
+            isDocument[i] = !deck.slides[i].planPath.empty()
+                            && QFileInfo(folder.filePath(QString::fromStdString(deck.slides[i].planPath))).absoluteFilePath()
+                                   == QFileInfo(m_document->path()).absoluteFilePath();
+    }
+    const bool fromDeck = deckIsOpen();
     m_presenter = new PresenterWindow(std::move(deck), this);
+    connect(m_presenter, &PresenterWindow::slideEdited, this,
+            [this, isDocument, fromDeck](int index, const nlohmann::json &plan, const QString &label) {
+                const auto i = static_cast<std::size_t>(index);
+                if (fromDeck)
+                    if (auto parsed = model::planFromJson(plan, model::ChipCatalog::builtin(), model::ModelCatalog::builtin()))
+                        m_deckPanel->setSlidePlan(index, *parsed);
+                if (i < isDocument.size() && isDocument[i])
+                    applyEdit(label, plan);
+            });
     m_presenter->showSlide(first);
     m_presenter->setAttribute(Qt::WA_DeleteOnClose);
     if (!m_interactive) {
@@ -108,7 +139,7 @@ PresenterWindow *MainWindow::present()
     return m_presenter;
 }
 
-void MainWindow::exportReportDialog()
+void MainWindow::exportReportDialog(bool dark)
 {
     const bool deck = deckIsOpen();
     const QString title = QString::fromStdString(deck ? m_deckPanel->deck().title : m_document->plan().title);
@@ -116,17 +147,17 @@ void MainWindow::exportReportDialog()
                                                                : suggestedPlanPath(title, m_document->path());
     suggested = QFileInfo(suggested).path() + QLatin1Char('/') + QFileInfo(suggested).completeBaseName() + QStringLiteral(".pdf");
     QString filter;
-    QString path = QFileDialog::getSaveFileName(this, tr("Export Report"), suggested,
+    QString path = QFileDialog::getSaveFileName(this, dark ? tr("Export Report (Dark)") : tr("Export Report"), suggested,
                                                 tr("PDF (*.pdf);;HTML, self-contained (*.html)"), &filter);
     if (path.isEmpty())
         return;
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix != QLatin1String("pdf") && suffix != QLatin1String("html"))
         path += filter.startsWith(QLatin1String("HTML")) ? QStringLiteral(".html") : QStringLiteral(".pdf");
-    exportReport(path);
+    exportReport(path, dark);
 }
 
-std::optional<QString> MainWindow::exportReport(const QString &path)
+std::optional<QString> MainWindow::exportReport(const QString &path, bool dark)
 {
     std::vector<ReportSection> sections;
     if (deckIsOpen()) {
@@ -140,7 +171,7 @@ std::optional<QString> MainWindow::exportReport(const QString &path)
     // Every chart is drawn and the derivations recorded: a second or two on a large plan.
     QGuiApplication::setOverrideCursor(Qt::WaitCursor);
     QApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
-    auto error = writeReport(sections, path, false);
+    auto error = writeReport(sections, path, dark);
     QGuiApplication::restoreOverrideCursor();
     if (error) {
         reportError(tr("Cannot export the report"), *error);

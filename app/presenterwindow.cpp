@@ -7,6 +7,9 @@
 #include "speakerwindow.h"
 
 #include "cost/evaluation.h"
+#include "hardware/chipcatalog.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
 
 #include <qcustomplot.h>
 
@@ -23,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace meshplan::app {
@@ -144,7 +148,7 @@ void PresenterWindow::build()
     dim.setColor(QPalette::WindowText, QColor(0xb8, 0xbc, 0xc4));
     m_hint->setPalette(dim);
     m_hint->setText(tr("→ / PgDn next · ← / PgUp previous · Home / End · S notes · F11 full screen · Esc leave · "
-                       "editing is locked"));
+                       "Ctrl+E unlocks editing"));
     m_counter = makeLabel(this, true);
     m_counter->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     footer->addWidget(m_hint, 1);
@@ -161,7 +165,95 @@ void PresenterWindow::build()
     m_notes->setPalette(notes);
     m_notes->setMargin(16);
     m_notes->hide();
+
+    // Amber, in the corner the room looks at: a plan that can change is not a plan being shown.
+    m_badge = makeLabel(this, true);
+    m_badge->setObjectName(QStringLiteral("editingBadge"));
+    m_badge->setAutoFillBackground(true);
+    QPalette badge = m_badge->palette();
+    badge.setColor(QPalette::Window, QColor(0xff, 0xb0, 0x20));
+    badge.setColor(QPalette::WindowText, QColor(0x0c, 0x0d, 0x0f));
+    m_badge->setPalette(badge);
+    m_badge->setMargin(8);
+    m_badge->hide();
+
+    connect(m_canvas, &views::MeshCanvas::roleDropped, this, [this](model::Role role, const QString &axis, bool split) {
+        if (m_current < 0 || !m_deck.slides[static_cast<std::size_t>(m_current)].plan)
+            return;
+        const QString label = (split ? tr("Split axis %1 with %2") : tr("Place %2 on axis %1"))
+                                  .arg(axis, qs(std::string(model::roleName(role))));
+        const auto &plan = *m_deck.slides[static_cast<std::size_t>(m_current)].plan;
+        applyEdit(label, m_edits.withRoleOnAxis(model::planToJson(plan), role, axis.toStdString(),
+                                                 split ? model::AxisDrop::Split : model::AxisDrop::Whole));
+    });
+    connect(m_canvas, &views::MeshCanvas::modelDropped, this, [this](const nlohmann::json &modelRef) {
+        if (m_current >= 0 && m_deck.slides[static_cast<std::size_t>(m_current)].plan)
+            applyEdit(tr("Plan model"),
+                      m_edits.withModel(model::planToJson(*m_deck.slides[static_cast<std::size_t>(m_current)].plan), modelRef));
+    });
+    connect(m_canvas, &views::MeshCanvas::hardwareDropped, this, [this](const nlohmann::json &hardware) {
+        if (m_current >= 0 && m_deck.slides[static_cast<std::size_t>(m_current)].plan)
+            applyEdit(tr("Change cluster"),
+                      m_edits.withHardware(model::planToJson(*m_deck.slides[static_cast<std::size_t>(m_current)].plan), hardware));
+    });
     layoutFonts();
+}
+
+QString PresenterWindow::badgeText() const
+{
+    return m_unlocked ? m_badge->text() : QString();
+}
+
+void PresenterWindow::setEditingUnlocked(bool unlocked)
+{
+    m_unlocked = unlocked;
+    // Only a drop edits: the wheel and clicks keep their presenting meaning either way.
+    m_canvas->setAcceptDrops(unlocked);
+    m_canvas->viewport()->setAcceptDrops(unlocked);
+    m_badge->setText(tr("EDITING UNLOCKED · Ctrl+E locks"));
+    m_badge->setVisible(unlocked);
+    m_hint->setText(unlocked ? tr("Editing is unlocked: drop a role, model or cluster on the mesh · Ctrl+E locks it")
+                             : tr("→ / PgDn next · ← / PgUp previous · Home / End · S notes · F11 full screen · Esc "
+                                  "leave · Ctrl+E unlocks editing"));
+    layoutFonts();
+}
+
+void PresenterWindow::applyEdit(const QString &label, model::Expected<nlohmann::json> edited)
+{
+    if (!m_unlocked || m_current < 0)
+        return;
+    if (!edited) {
+        m_hint->setText(tr("Refused: %1").arg(qs(edited.error().toString())));
+        return;
+    }
+    auto plan = model::planFromJson(*edited, model::ChipCatalog::builtin(), model::ModelCatalog::builtin());
+    if (!plan) {
+        m_hint->setText(tr("Refused: %1").arg(qs(plan.error().toString())));
+        return;
+    }
+    const int index = m_current;
+    m_deck.slides[static_cast<std::size_t>(index)].plan = std::move(*plan);
+    m_current = -1; // drawn again with the edited plan
+    showSlide(index);
+    m_hint->setText(tr("%1 · Ctrl+Z in the main window undoes it · Ctrl+E locks editing").arg(label));
+    emit slideEdited(index, *edited, label);
+}
+
+QPixmap PresenterWindow::slidePicture(const model::DeckSlide &slide, QSize size)
+{
+    model::Deck one;
+    one.slides.push_back(slide);
+    PresenterWindow window(std::move(one));
+    // Drawn at a projector's size, then scaled: the picture shows the slide's proportions and fonts.
+    window.setAttribute(Qt::WA_DontShowOnScreen);
+    window.resize(size);
+    window.m_hint->hide();
+    window.m_counter->hide();
+    window.show();
+    window.m_canvas->fitMesh();
+    QPixmap picture = window.grab();
+    window.hide();
+    return picture;
 }
 
 QList<views::ChartPicture *> PresenterWindow::charts() const
@@ -250,25 +342,44 @@ void PresenterWindow::showSlide(int index)
     m_counter->setText(counterText());
     m_notes->setText(slide.notes.empty() ? tr("(no notes for this slide)") : qs(slide.notes));
     layoutFonts();
-    if (m_speaker) {
-        const auto next = static_cast<std::size_t>(index + 1);
-        m_speaker->setSlide(counterText(), titleText(), qs(slide.notes),
-                            next < m_deck.slides.size() ? qs(m_deck.slides[next].title) : QString());
-    }
+    refreshSpeaker();
     emit slideChanged(index);
+}
+
+void PresenterWindow::refreshSpeaker()
+{
+    if (!m_speaker || m_current < 0)
+        return;
+    const auto &slide = m_deck.slides[static_cast<std::size_t>(m_current)];
+    const auto next = static_cast<std::size_t>(m_current + 1);
+    if (next >= m_deck.slides.size()) {
+        m_speaker->setSlide(counterText(), titleText(), qs(slide.notes), QString(), QPixmap());
+        return;
+    }
+    const auto &after = m_deck.slides[next];
+    QString nextTitle = qs(after.title);
+    if (nextTitle.isEmpty())
+        nextTitle = after.plan ? qs(after.plan->title) : tr("Slide %1").arg(next + 1);
+    m_speaker->setSlide(counterText(), titleText(), qs(slide.notes), nextTitle, slidePicture(after, QSize(1280, 720)));
 }
 
 void PresenterWindow::layoutFonts()
 {
     // Sized from the window, so 1024x768 and a 4K projector read alike from the back of a room.
     const int h = std::max(height(), 240);
+    m_canvas->setTextScale(std::max(1.0, std::floor(h / 640.0 * 4.0) / 4.0)); // quarter steps: a resize rebuilds the mesh only when they change
     setPixelSize(m_title, std::max(22, h / 18));
     setPixelSize(m_counter, std::max(14, h / 36));
     setPixelSize(m_hint, std::max(11, h / 64));
     setPixelSize(m_problemLabel, std::max(18, h / 26));
     setPixelSize(m_notes, std::max(16, h / 34));
     const int room = std::max(100, width() - 48);
-    m_title->setText(QFontMetrics(m_title->font()).elidedText(titleText(), Qt::ElideRight, room));
+    setPixelSize(m_badge, std::max(12, h / 40));
+    m_badge->adjustSize();
+    m_badge->move(width() - m_badge->width() - 24, 16);
+    m_badge->raise();
+    const int titleRoom = m_badge->isVisible() ? room - m_badge->width() - 16 : room;
+    m_title->setText(QFontMetrics(m_title->font()).elidedText(titleText(), Qt::ElideRight, std::max(100, titleRoom)));
     m_title->setToolTip(titleText());
     if (m_notes->isVisible()) {
         const int w = width() * 3 / 4;
@@ -332,8 +443,7 @@ void PresenterWindow::keyPressEvent(QKeyEvent *event)
         return;
     }
     if (mods == Qt::ControlModifier && event->key() == Qt::Key_E) {
-        // Unlocking would need an undo stack per slide; the main window is where plans change.
-        m_hint->setText(tr("Editing stays locked while presenting: press Esc and edit the plan in the main window."));
+        setEditingUnlocked(!m_unlocked);
         return;
     }
     if (mods != Qt::NoModifier && mods != Qt::ShiftModifier) {
@@ -382,19 +492,28 @@ bool PresenterWindow::eventFilter(QObject *watched, QEvent *event)
         if (watched == m_canvas->viewport()) {
             // A click marks the chip's groups for the room; another click on it clears the mark.
             const auto *mouse = static_cast<QMouseEvent *>(event);
-            const std::int64_t chip = m_canvas->chipAt(mouse->position().toPoint());
+            const std::int64_t chip = m_canvas->markableChipAt(mouse->position().toPoint());
             m_canvas->setHoveredChip(chip == m_canvas->hoveredChip() ? -1 : chip);
             setFocus();
         }
         return true;
-    // Presenting never edits or moves the slide: no drops, no wheel, no hover that would undo the mark.
+    case QEvent::DragEnter:
+    case QEvent::DragMove:
+    case QEvent::DragLeave:
+    case QEvent::Drop:
+        if (m_unlocked && (watched == m_canvas || watched == m_canvas->viewport()))
+            return false; // the one way an unlocked slide is edited
+        if (watched == m_canvas || watched == m_canvas->viewport()) {
+            event->ignore();
+            return true;
+        }
+        break;
+    // Presenting never edits or moves the slide: no drops (while locked), no wheel, no hover that
+    // would undo the mark.
     case QEvent::MouseButtonRelease:
     case QEvent::MouseButtonDblClick:
     case QEvent::MouseMove:
     case QEvent::Wheel:
-    case QEvent::DragEnter:
-    case QEvent::DragMove:
-    case QEvent::Drop:
     case QEvent::Leave:
     case QEvent::ContextMenu:
     case QEvent::ToolTip:

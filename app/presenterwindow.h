@@ -1,10 +1,15 @@
 #pragma once
 // Presenter mode: one slide of a deck at a time, full screen in a high-contrast theme: its title,
-// the mesh and one or two charts. Keys and a clicker step through the slides; nothing edits a plan.
+// the mesh and one or two charts. Keys and a clicker step through the slides; nothing edits a plan
+// until the presenter unlocks editing (Ctrl+E), and then only by a drop on the mesh.
 
 #include "plan/deck.h"
+#include "plan/planedits.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QElapsedTimer>
+#include <QPixmap>
 #include <QPointer>
 #include <QWidget>
 
@@ -61,6 +66,18 @@ public:
     SpeakerWindow *showSpeakerWindow();
     SpeakerWindow *speakerWindow() const;
 
+    /// Editing, locked while presenting: a drop of a role, model or cluster on the mesh edits the
+    /// slide's plan only while unlocked (Ctrl+E toggles), and a badge tells the room. The wheel
+    /// never edits or zooms.
+    void setEditingUnlocked(bool unlocked);
+    bool editingUnlocked() const { return m_unlocked; }
+    /// The badge's text, empty while locked.
+    QString badgeText() const;
+
+    /// `slide` as the room sees it, drawn at `size` without showing a window: the speaker window's
+    /// picture of the next slide.
+    static QPixmap slidePicture(const model::DeckSlide &slide, QSize size);
+
     /// The default charts: memory and timeline for training, roofline and sweep for serving.
     static QStringList defaultCharts(const model::Plan &plan);
     /// The high-contrast theme: near-black background, white text.
@@ -68,6 +85,9 @@ public:
 
 signals:
     void slideChanged(int index);
+    /// An unlocked edit changed slide `index`'s plan to `plan` (the whole plan document); `label`
+    /// names the edit ("Place tensor on axis x"), for an undo stack.
+    void slideEdited(int index, const nlohmann::json &plan, const QString &label);
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
@@ -79,6 +99,8 @@ private:
     void build();
     void layoutFonts();
     void toggleFullScreen();
+    void refreshSpeaker();
+    void applyEdit(const QString &label, model::Expected<nlohmann::json> edited);
 
     model::Deck m_deck;
     int m_current = -1;
@@ -89,6 +111,9 @@ private:
     QLabel *m_hint = nullptr;
     QLabel *m_problemLabel = nullptr;
     QLabel *m_notes = nullptr;
+    QLabel *m_badge = nullptr;
+    bool m_unlocked = false;
+    model::PlanEdits m_edits;
     QStackedWidget *m_body = nullptr;
     QWidget *m_slidePage = nullptr;
     views::MeshCanvas *m_canvas = nullptr;

@@ -1,5 +1,6 @@
 #include "speakerwindow.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QTime>
 #include <QVBoxLayout>
@@ -34,9 +35,18 @@ SpeakerWindow::SpeakerWindow(QElapsedTimer started, QWidget *parent)
     m_notes = label(30, false, this);
     m_notes->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_next = label(24, false, this);
+    m_nextPicture = new QLabel(this);
+    m_nextPicture->setObjectName(QStringLiteral("nextSlidePicture"));
+    m_nextPicture->setAlignment(Qt::AlignRight | Qt::AlignBottom);
+    m_nextPicture->setMinimumSize(1, 1);
     layout->addWidget(m_clock);
     layout->addWidget(m_heading);
-    layout->addWidget(m_notes, 1);
+    // The notes take the room; the next slide sits beside them, as large as a third of the width.
+    auto *row = new QHBoxLayout;
+    row->setSpacing(24);
+    row->addWidget(m_notes, 2);
+    row->addWidget(m_nextPicture, 1);
+    layout->addLayout(row, 1);
     layout->addWidget(m_next);
     m_timer.setInterval(1000);
     connect(&m_timer, &QTimer::timeout, this, &SpeakerWindow::tick);
@@ -44,11 +54,36 @@ SpeakerWindow::SpeakerWindow(QElapsedTimer started, QWidget *parent)
     tick();
 }
 
-void SpeakerWindow::setSlide(const QString &counter, const QString &title, const QString &notes, const QString &nextTitle)
+void SpeakerWindow::setSlide(const QString &counter, const QString &title, const QString &notes, const QString &nextTitle,
+                            const QPixmap &nextPicture)
 {
     m_heading->setText(QStringLiteral("%1 · %2").arg(counter, title));
     m_notes->setText(notes.isEmpty() ? tr("(no notes for this slide)") : notes);
     m_next->setText(nextTitle.isEmpty() ? tr("Last slide") : tr("Next: %1").arg(nextTitle));
+    m_nextPixmap = nextPicture;
+    placePicture();
+}
+
+void SpeakerWindow::placePicture()
+{
+    if (m_nextPixmap.isNull()) {
+        m_nextPicture->setPixmap(QPixmap());
+        m_nextPicture->setText(tr("End of the deck"));
+        QFont f = m_nextPicture->font();
+        f.setPixelSize(28);
+        m_nextPicture->setFont(f);
+        m_nextPicture->setAlignment(Qt::AlignCenter);
+        return;
+    }
+    m_nextPicture->setAlignment(Qt::AlignRight | Qt::AlignBottom);
+    const QSize room = m_nextPicture->size().boundedTo(QSize(width() / 3, height() / 2));
+    m_nextPicture->setPixmap(m_nextPixmap.scaled(room.expandedTo(QSize(16, 9)), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+}
+
+void SpeakerWindow::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    placePicture();
 }
 
 QString SpeakerWindow::notesText() const

@@ -91,6 +91,7 @@ struct MeshCanvas::Paint {
     double cell = kUnitCell;
     std::int64_t chipsPerBlock = 1;
     bool boxed = false; ///< nodes are grouped in boxes, which stand in for them when small
+    double textScale = 1.0; ///< header and caption text grow with it (a projector)
     MeshCanvas::DropTarget dropHover;
 };
 
@@ -107,6 +108,7 @@ public:
 
     QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
     QRectF rect() const { return m_rect; }
+    std::int64_t firstChip() const { return m_first; }
 
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *) override
     {
@@ -317,7 +319,7 @@ public:
         }
         painter->setPen(p.text);
         QFont font = painter->font();
-        font.setPixelSize(12);
+        font.setPixelSize(static_cast<int>(std::lround(12 * p.textScale)));
         font.setBold(true);
         painter->setFont(font);
         const QRectF titleRect = m_rect.adjusted(7, 2, -7, -m_rect.height() / 2);
@@ -327,7 +329,7 @@ public:
         // Segments: each role's share on a log scale, the unassigned rest grey.
         const QRectF strip = m_rect.adjusted(7, m_rect.height() / 2 + 1, -7, -4);
         font.setBold(false);
-        font.setPixelSize(kCaptionPx);
+        font.setPixelSize(static_cast<int>(std::lround(kCaptionPx * p.textScale)));
         painter->setFont(font);
         const QFontMetricsF fm(font);
         // Widths on a log scale, but each wide enough for its label where the bar allows (a
@@ -583,7 +585,7 @@ void MeshCanvas::rebuildScene()
     m_headerBack->setZValue(10);
     m_title = s->addSimpleText(m_titleText);
     QFont titleFont = font();
-    titleFont.setPixelSize(kTitlePx);
+    titleFont.setPixelSize(scaledPx(kTitlePx));
     titleFont.setBold(true);
     m_title->setFont(titleFont);
     m_title->setBrush(p.text);
@@ -834,7 +836,7 @@ void MeshCanvas::rebuildScene()
     if (!m_legendLines.isEmpty()) {
         m_legend = s->addSimpleText(QString());
         QFont legendFont = font();
-        legendFont.setPixelSize(kCaptionPx);
+        legendFont.setPixelSize(scaledPx(kCaptionPx));
         m_legend->setFont(legendFont);
         m_legend->setBrush(p.text);
         m_legend->setFlag(QGraphicsItem::ItemIgnoresTransformations);
@@ -851,7 +853,7 @@ QGraphicsSimpleTextItem *MeshCanvas::addCaption(const QString &text, const QRect
 {
     auto *item = scene()->addSimpleText(text);
     QFont f = font();
-    f.setPixelSize(px);
+    f.setPixelSize(scaledPx(px));
     f.setBold(bold);
     item->setFont(f);
     item->setBrush(m_paint->text);
@@ -875,15 +877,16 @@ void MeshCanvas::layoutHeader()
     // As many bars in a row as fit at a readable width; the rest wrap to further rows.
     const int n = static_cast<int>(m_axisBars.size());
     if (n > 0) {
-        const int perRow = std::clamp((inner + kMargin) / (kBarMinWidth + kMargin), 1, n);
+        const int barH = scaledPx(kBarHeight);
+        const int perRow = std::clamp((inner + kMargin) / (scaledPx(kBarMinWidth) + kMargin), 1, n);
         const int rows = (n + perRow - 1) / perRow;
-        const int barW = std::min(kBarMaxWidth, (inner - (perRow - 1) * kMargin) / perRow);
+        const int barW = std::min(scaledPx(kBarMaxWidth), (inner - (perRow - 1) * kMargin) / perRow);
         for (int i = 0; i < n; ++i) {
-            const QRect r(kMargin + (i % perRow) * (barW + kMargin), y + (i / perRow) * (kBarHeight + 4), barW, kBarHeight);
+            const QRect r(kMargin + (i % perRow) * (barW + kMargin), y + (i / perRow) * (barH + 4), barW, barH);
             m_axisBars[static_cast<std::size_t>(i)]->setViewRect(r);
             m_axisBars[static_cast<std::size_t>(i)]->setPos(at(r.left(), r.top()));
         }
-        y += rows * (kBarHeight + 4);
+        y += rows * (barH + 4);
     }
     if (m_legend) {
         QStringList lines;
@@ -984,6 +987,42 @@ MeshCanvas::DropTarget MeshCanvas::dropTargetAt(const QPoint &viewportPos) const
         return {bar->axis(), f < kSplitZone || f > 1 - kSplitZone};
     }
     return {};
+}
+
+int MeshCanvas::scaledPx(int px) const
+{
+    return static_cast<int>(std::lround(px * m_paint->textScale));
+}
+
+void MeshCanvas::setTextScale(double scale)
+{
+    scale = std::clamp(scale, 1.0, 4.0);
+    if (scale == m_paint->textScale)
+        return;
+    m_paint->textScale = scale;
+    // Captions and the header are made at their size when the scene is built: build it again.
+    if (!m_meshKey.empty()) {
+        rebuildScene();
+        updateAxisBars();
+    }
+}
+
+double MeshCanvas::textScale() const
+{
+    return m_paint->textScale;
+}
+
+std::int64_t MeshCanvas::markableChipAt(const QPoint &viewportPos) const
+{
+    const std::int64_t chip = chipAt(viewportPos);
+    if (chip >= 0 || viewportPos.y() < m_headerHeight)
+        return chip;
+    // A box of nodes drawn as one tile stands for its first chip: marking it marks its groups.
+    const QPointF pos = mapToScene(viewportPos);
+    for (QGraphicsItem *item : scene()->items(pos))
+        if (const auto *box = dynamic_cast<GroupBoxItem *>(item))
+            return box->firstChip();
+    return -1;
 }
 
 std::int64_t MeshCanvas::chipAt(const QPoint &viewportPos) const

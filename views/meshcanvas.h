@@ -52,6 +52,13 @@ public:
     int headerHeight() const { return m_headerHeight; }
     /// The chip drawn at `viewportPos`, or -1 (also -1 over an aggregated block).
     std::int64_t chipAt(const QPoint &viewportPos) const;
+    /// What a click at `viewportPos` marks: the chip there, or on a box of nodes drawn as one
+    /// tile the box's first chip (so the box and its groups light up); -1 elsewhere.
+    std::int64_t markableChipAt(const QPoint &viewportPos) const;
+    /// Grows the header and caption text by `scale` (1 to 4) for a room: a presenter passes its
+    /// height over 640, so labels read from the back on a 4K projector.
+    void setTextScale(double scale);
+    double textScale() const;
     /// Scene rectangle of a chip's cell (empty if it is not drawn on its own).
     QRectF chipRect(std::int64_t chip) const;
     /// Scene rectangle an axis bar covers at the current zoom (the bars are laid out in pixels).
@@ -105,6 +112,7 @@ protected:
     void scrollContentsBy(int dx, int dy) override;
 
 private:
+    int scaledPx(int px) const;
     /// Scroll bars only when the user has zoomed in; a fitted mesh shows none.
     void setScrollBarsShown(bool asNeeded);
     /// "Chip 5 (x=5 y=0 z=0)": the first line of describeChip and of chipSummary.

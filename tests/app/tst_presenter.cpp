@@ -1,9 +1,12 @@
 // Presenter mode (issue 19), offscreen: the keys a keyboard and a clicker send step through the
 // slides without wrapping, slides whose plan is missing or bad show the problem, a click marks a
-// chip's groups, nothing a presenter does with the mouse or the keys changes a plan, and
-// `meshplan --present DECK --slide N --screenshot` renders a slide.
+// chip's groups (or a box of nodes), nothing a presenter does changes a plan until Ctrl+E unlocks
+// editing, an unlocked edit reaches the deck and the open plan, labels grow with the screen, the
+// speaker window shows the next slide, and `meshplan --present DECK --slide N --screenshot`
+// renders a slide.
 #include "chartpicture.h"
 #include "deckfile.h"
+#include "deckpanel.h"
 #include "dragmime.h"
 #include "mainwindow.h"
 #include "meshcanvas.h"
@@ -12,12 +15,17 @@
 #include "speakerwindow.h"
 #include "windowdriver.h"
 
+#include "hardware/chipcatalog.h"
 #include "plan/meshgroups.h"
+#include "plan/plan.h"
+#include "transformer/modelcatalog.h"
 
 #include <QAction>
 #include <QClipboard>
+#include <QDockWidget>
 #include <QLabel>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -257,7 +265,7 @@ private slots:
         wheel(canvas->viewport(), onMesh, -960);
         wheel(&presenter(), QPoint(10, 10), 240);
         QCOMPARE(canvas->transform(), zoom);
-        // Double clicks, drags, every key (Ctrl+E says editing stays locked).
+        // Double clicks, drags, every key (Ctrl+E twice: unlocked, then locked again).
         QTest::mouseDClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, onMesh);
         QTest::mousePress(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, onMesh);
         QTest::mouseMove(canvas->viewport(), onBar);
@@ -265,11 +273,157 @@ private slots:
         for (int key : {int(Qt::Key_Delete), int(Qt::Key_Plus), int(Qt::Key_Minus), int(Qt::Key_Z), int(Qt::Key_T)})
             QTest::keyClick(&presenter(), Qt::Key(key));
         QTest::keyClick(&presenter(), Qt::Key_E, Qt::ControlModifier);
-        QVERIFY(visibleLabels(&presenter()).join(QLatin1Char('\n')).contains(QStringLiteral("Editing stays locked")));
+        QTest::keyClick(&presenter(), Qt::Key_E, Qt::ControlModifier);
+        QVERIFY(!presenter().editingUnlocked());
         QTest::keyClick(&presenter(), Qt::Key_Z, Qt::ControlModifier);
         presenter().showSlide(0);
         QCOMPARE(model::planToJson(*presenter().deck().slides[0].plan), before);
         QCOMPARE(canvas->axisLabels(), axes);
+    }
+
+    void ctrlEUnlocksEditing()
+    {
+        const nlohmann::json before = model::planToJson(*presenter().deck().slides[0].plan);
+        views::MeshCanvas *canvas = presenter().canvas();
+        QApplication::processEvents();
+        const QStringList axes = canvas->axisLabels();
+        const QPoint onY = canvas->mapFromScene(canvas->axisBarRect(1).center());
+        QSignalSpy edited(&presenter(), &PresenterWindow::slideEdited);
+        const auto tensor = [] { return std::unique_ptr<QMimeData>(views::roleMimeData(model::Role::Tensor)); };
+        // Locked: the drop is refused and the room sees no badge.
+        QVERIFY(!dropOn(canvas->viewport(), onY, tensor()));
+        QCOMPARE(model::planToJson(*presenter().deck().slides[0].plan), before);
+        QVERIFY(presenter().badgeText().isEmpty());
+        // Ctrl+E unlocks, with a badge the room can read.
+        QTest::keyClick(&presenter(), Qt::Key_E, Qt::ControlModifier);
+        QVERIFY(presenter().editingUnlocked());
+        QVERIFY(visibleLabels(&presenter()).contains(QStringLiteral("EDITING UNLOCKED · Ctrl+E locks")));
+        keep(&presenter(), QStringLiteral("presenter-unlocked"));
+        QVERIFY(dropOn(canvas->viewport(), onY, tensor()));
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.at(0).at(0).toInt(), 0);
+        QCOMPARE(edited.at(0).at(2).toString(), QStringLiteral("Place tensor on axis y"));
+        const nlohmann::json after = model::planToJson(*presenter().deck().slides[0].plan);
+        QVERIFY(after != before);
+        QVERIFY(canvas->axisLabels() != axes); // the slide shows the edited plan
+        QCOMPARE(presenter().currentSlide(), 0);
+        // Unlocked or not, the wheel neither edits nor zooms.
+        QApplication::processEvents();
+        const QTransform zoom = canvas->transform();
+        wheel(canvas->viewport(), onY, 480);
+        QCOMPARE(canvas->transform(), zoom);
+        QCOMPARE(model::planToJson(*presenter().deck().slides[0].plan), after);
+        // Ctrl+E locks again: the next drop is refused and the badge is gone.
+        QTest::keyClick(&presenter(), Qt::Key_E, Qt::ControlModifier);
+        QVERIFY(!presenter().editingUnlocked());
+        QVERIFY(!visibleLabels(&presenter()).contains(QStringLiteral("EDITING UNLOCKED · Ctrl+E locks")));
+        QVERIFY(!dropOn(canvas->viewport(), canvas->mapFromScene(canvas->axisBarRect(0).center()), tensor()));
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(model::planToJson(*presenter().deck().slides[0].plan), after);
+    }
+
+    void unlockedEditsReachTheDeckAndThePlan()
+    {
+        QTemporaryDir autosave;
+        auto window = showTestWindow(autosave.path());
+        QVERIFY(window);
+        // Presenting the open plan: an unlocked edit is one undo step of the document.
+        const nlohmann::json before = model::planToJson(window->document()->plan());
+        QPointer<PresenterWindow> shown = window->present();
+        QVERIFY(QTest::qWaitForWindowExposed(shown.data()));
+        views::MeshCanvas *canvas = shown->canvas();
+        QApplication::processEvents();
+        QTest::keyClick(shown.data(), Qt::Key_E, Qt::ControlModifier);
+        const int steps = window->document()->undoStack()->count();
+        QVERIFY(dropOn(canvas->viewport(), canvas->mapFromScene(canvas->axisBarRect(0).center()),
+                       std::unique_ptr<QMimeData>(views::roleMimeData(model::Role::Pipeline))));
+        QCOMPARE(window->document()->undoStack()->count(), steps + 1);
+        const nlohmann::json documentPlan = model::planToJson(window->document()->plan());
+        const nlohmann::json slidePlan = model::planToJson(*shown->deck().slides[0].plan);
+        // The same plan (the document may retitle it after the edit, as it does for any edit).
+        QCOMPARE(documentPlan["parallelism"], slidePlan["parallelism"]);
+        QCOMPARE(documentPlan["hardware"], slidePlan["hardware"]);
+        QCOMPARE(documentPlan["workload"], slidePlan["workload"]);
+        QVERIFY(model::planToJson(window->document()->plan()) != before);
+        window->document()->undoStack()->undo();
+        QCOMPARE(model::planToJson(window->document()->plan()), before);
+        QTest::keyClick(shown.data(), Qt::Key_Escape);
+        QTRY_VERIFY(!shown);
+
+        // Presenting a deck: the edit reaches the slide, inline, and the deck is modified.
+        app::DeckPanel *panel = window->deckPanel();
+        QVERIFY(panel->openDeck(kDeck));
+        window->findChild<QDockWidget *>(QStringLiteral("deckDock"))->show();
+        QVERIFY(!panel->isModified());
+        panel->setCurrentSlide(1);
+        const nlohmann::json slideBefore = model::planToJson(*panel->deck().slides[1].plan);
+        const nlohmann::json documentBefore = model::planToJson(window->document()->plan());
+        shown = window->present();
+        QVERIFY(QTest::qWaitForWindowExposed(shown.data()));
+        QCOMPARE(shown->currentSlide(), 1);
+        canvas = shown->canvas();
+        QApplication::processEvents();
+        QTest::keyClick(shown.data(), Qt::Key_E, Qt::ControlModifier);
+        QVERIFY(dropOn(canvas->viewport(), canvas->mapFromScene(canvas->axisBarRect(1).center()),
+                       std::unique_ptr<QMimeData>(views::roleMimeData(model::Role::Data))));
+        QVERIFY(panel->isModified());
+        QVERIFY(model::planToJson(*panel->deck().slides[1].plan) != slideBefore);
+        QCOMPARE(model::planToJson(*panel->deck().slides[1].plan), model::planToJson(*shown->deck().slides[1].plan));
+        QVERIFY(panel->deck().slides[1].planPath.empty());
+        QCOMPARE(model::planToJson(window->document()->plan()), documentBefore); // not this slide's plan
+        QTest::keyClick(shown.data(), Qt::Key_Escape);
+        QTRY_VERIFY(!shown);
+    }
+
+    void meshLabelsGrowWithTheScreen()
+    {
+        views::MeshCanvas *canvas = presenter().canvas();
+        QCOMPARE(canvas->textScale(), 1.0); // 1280x720
+        const int small = canvas->headerHeight();
+        presenter().resize(3840, 2160);
+        QApplication::processEvents();
+        QCOMPARE(canvas->textScale(), 3.25); // 2160 / 640 in quarter steps
+        QVERIFY2(canvas->headerHeight() > 2 * small, qPrintable(QStringLiteral("%1 vs %2").arg(canvas->headerHeight()).arg(small)));
+        keep(&presenter(), QStringLiteral("presenter-4k"));
+        presenter().resize(1920, 1080);
+        QApplication::processEvents();
+        QCOMPARE(canvas->textScale(), 1.5);
+        // The main window's canvas keeps its size.
+        views::MeshCanvas plain;
+        QCOMPARE(plain.textScale(), 1.0);
+    }
+
+    void aClickOnABoxOfNodesMarksItsGroup()
+    {
+        // 1024 H100s in 128 nodes: drawn as boxes of nodes, too small to click a GPU in.
+        auto plan = app::loadDeck(kDeck);
+        QVERIFY(plan);
+        model::Deck deck;
+        auto big = model::planFromJson(
+            nlohmann::json::parse(R"({"format": "meshplan/plan", "version": 1, "title": "1024 GPUs",
+                "model": "llama-3-70b",
+                "hardware": {"chip": "h100-sxm", "topology": {"nodes": 128, "gpus_per_node": 8}},
+                "parallelism": {"data": 16, "tensor": 8, "pipeline": 8},
+                "workload": {"kind": "training", "seq_len": 8192, "global_batch": 1024}})"),
+            model::ChipCatalog::builtin(), model::ModelCatalog::builtin());
+        QVERIFY2(big, big ? "" : big.error().toString().c_str());
+        deck.slides.push_back(model::slideFromPlan(*big, "1024 GPUs"));
+        PresenterWindow window(std::move(deck));
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        views::MeshCanvas *canvas = window.canvas();
+        QApplication::processEvents();
+        QVERIFY(canvas->boxCount() > 1);
+        const QPoint box = canvas->mapFromScene(canvas->boxRect(1).center());
+        QCOMPARE(canvas->chipAt(box), -1); // no single GPU under the pointer
+        const std::int64_t first = canvas->markableChipAt(box);
+        QVERIFY(first > 0);
+        QTest::mouseClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, box);
+        QCOMPARE(canvas->hoveredChip(), first);
+        keep(&window, QStringLiteral("presenter-box-marked"));
+        QTest::mouseClick(canvas->viewport(), Qt::LeftButton, Qt::NoModifier, box);
+        QCOMPARE(canvas->hoveredChip(), -1);
     }
 
     void theWindowsPlanIsLeftAlone()
@@ -322,6 +476,21 @@ private slots:
         QVERIFY(text.contains(QStringLiteral("fsdp 1024")));
         QVERIFY(text.contains(QStringLiteral("data:image/png;base64,"))); // the charts, embedded
         QVERIFY(!QGuiApplication::overrideCursor()); // the wait cursor is gone again
+        QVERIFY(text.contains(QStringLiteral("background:#ffffff")));
+        // File > Export Report (Dark): the same report on dark pages, as `report --dark` writes it.
+        auto *dark = window->findChild<QAction *>(QStringLiteral("exportDarkReportAction"));
+        QVERIFY(dark);
+        QCOMPARE(dark->shortcut(), QKeySequence(Qt::CTRL | Qt::ALT | Qt::SHIFT | Qt::Key_E));
+        const QString darkHtml = dir.filePath(QStringLiteral("plan-dark.html"));
+        QCOMPARE(window->exportReport(darkHtml, true), std::nullopt);
+        QFile darkFile(darkHtml);
+        QVERIFY(darkFile.open(QIODevice::ReadOnly));
+        const QString darkText = QString::fromUtf8(darkFile.readAll());
+        QVERIFY(darkText.contains(QStringLiteral("background:#1e1f22")));
+        QVERIFY(darkText.contains(QStringLiteral("fsdp 1024")));
+        const QString darkPdf = dir.filePath(QStringLiteral("plan-dark.pdf"));
+        QCOMPARE(window->exportReport(darkPdf, true), std::nullopt);
+        QVERIFY(QFileInfo(darkPdf).size() > 10000);
         // A folder that is not there: a message naming the file, nothing written.
         const QString nowhere = dir.filePath(QStringLiteral("no/such/folder/plan.pdf"));
         const auto error = window->exportReport(nowhere);
@@ -361,11 +530,19 @@ private slots:
         QVERIFY2(QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d · \\d+:\\d\\d elapsed$")).match(speaker->clockText()).hasMatch(),
                  qPrintable(speaker->clockText()));
         speaker->resize(1280, 720);
+        QApplication::processEvents();
+        // The next slide as the room will see it: the dark theme, drawn at 16:9.
+        const QPixmap picture = speaker->nextPicture();
+        QVERIFY(!picture.isNull());
+        QCOMPARE(picture.width() * 9, picture.height() * 16);
+        QVERIFY(qGray(picture.toImage().pixel(2, 2)) < 30);
         keep(speaker, QStringLiteral("speaker"));
         QTest::keyClick(&presenter(), Qt::Key_Right);
         QCOMPARE(speaker->notesText(), QStringLiteral("int8 weights halve the bytes each decode step reads."));
         QTest::keyClick(&presenter(), Qt::Key_End);
         QCOMPARE(speaker->nextText(), QStringLiteral("Last slide"));
+        QVERIFY(speaker->nextPicture().isNull());
+        QVERIFY(visibleLabels(speaker).contains(QStringLiteral("End of the deck")));
         QTest::keyClick(&presenter(), Qt::Key_Escape);
         QVERIFY(!speaker->isVisible()); // leaving presenting closes the notes too
     }
