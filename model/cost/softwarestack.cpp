@@ -11,6 +11,22 @@ namespace meshplan::model {
 
 namespace {
 
+// Routed experts run as grouped (ragged) matmuls over sorted tokens. Sorting, permuting and
+// un-permuting each routed token moves O(d_model) bytes through HBM per expert visit, against
+// O(d_model x d_ff_expert) FLOPs of its matmuls, so the overhead relative to the matmuls is
+// proportional to the chip's C / W_hbm over d_ff_expert:
+//   efficiency = 1 / (1 + dispatchCost x (C / W_hbm) / d_ff_expert).
+// TPUs (XLA's sort-based dispatch in MaxText): one constant calibrated on DeepSeek-V2-Lite
+// (d_ff 1408) on v5p, where it gives 0.5; Mixtral's 14336-wide experts on v6e then run at ~0.75
+// (MaxText, 13.5 s per step).
+constexpr double kExpertDispatchCostTpu = 10.4;
+// GPUs: counted from Megatron-Core's fused permutation (moe_permute_fusion): per routed token and
+// pass the permute reads and writes d_model elements and the un-permute reads and writes them
+// again (the routing weight folded in), 4 x d_model x 2 bytes, in the forward and again in the
+// backward, against the gated expert's 6 x d_model x d_ff_expert FLOPs forward and twice that
+// backward. One efficiency serves every pass, so the step's average: 16 / 18 = 0.89.
+constexpr double kExpertDispatchCostGpu = 16.0 / 18.0;
+
 std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
     for (std::string_view name : preference)
@@ -87,6 +103,13 @@ bool overlapsTensorBackward(const Chip &chip, std::string_view stack)
     // the backward pass a layer's input-gradient all-reduce is independent of its weight-gradient
     // matmuls; in the forward pass the next layer waits for it.
     return chip.isTpu() && stack == "maxtext";
+}
+
+double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert)
+{
+    if (!(dFfExpert > 0))
+        return 1.0;
+    return 1.0 / (1.0 + (chip.isTpu() ? kExpertDispatchCostTpu : kExpertDispatchCostGpu) * ridge / dFfExpert);
 }
 
 } // namespace meshplan::model

@@ -37,4 +37,10 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
 /// MaxText runs it on TPUs). The forward's collectives stay on the critical path.
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack);
 
+/// The share of their matmul rate routed experts keep once their tokens are sorted, permuted and
+/// un-permuted: 1 / (1 + cost x ridge / d_ff_expert), with `ridge` the achievable FLOPs per HBM
+/// byte the step runs at. The cost is counted from the permutation's bytes on GPUs and calibrated
+/// on MaxText's dispatch on TPUs (softwarestack.cpp).
+double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert);
+
 } // namespace meshplan::model

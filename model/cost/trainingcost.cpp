@@ -18,14 +18,6 @@ namespace {
 
 // Backward of a matmul: two matmuls of the forward's size (dX and dW), book ch. 4.
 constexpr double kBackwardFactor = 2.0;
-// Routed experts run as grouped (ragged) matmuls over sorted tokens. Sorting, permuting and
-// un-permuting each routed token moves O(d_model) bytes through HBM per expert visit, against
-// O(d_model x d_ff_expert) FLOPs of its matmuls, so the overhead relative to the matmuls is
-// proportional to the chip's C / W_hbm over d_ff_expert:
-//   efficiency = 1 / (1 + kExpertDispatchCost x (C / W_hbm) / d_ff_expert).
-// One constant for all chips, calibrated on DeepSeek-V2-Lite (d_ff 1408) on v5p, where it gives
-// 0.5; Mixtral's 14336-wide experts on v6e then run at ~0.75 (MaxText, 13.5 s per step).
-constexpr double kExpertDispatchCost = 10.4;
 // Naive attention writes the [heads, T] score row of every token and reads it back through
 // the softmax, mask/dropout and the probabilities x V matmul: about four passes forward.
 constexpr double kNaiveAttentionPasses = 4.0;
@@ -1084,7 +1076,7 @@ std::optional<Error> TrainingCost::run()
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
     setKernelRates(ideal);
     if (!ideal && m.moe && m.moe->dFfExpert > 0)
-        m_expertEfficiency = 1.0 / (1.0 + kExpertDispatchCost * (m_peak / m_hbm) / double(m.moe->dFfExpert));
+        m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_actBytes = bytesPerElement(m_train.computeDtype);
     // MaxText's int8 (AQT) runs on TPUs were calibrated with activations exchanged at the compute
     // dtype; that is left as it was.

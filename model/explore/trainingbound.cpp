@@ -15,7 +15,6 @@ namespace meshplan::model {
 namespace {
 
 // The cost model's constants (cost/trainingcost.cpp), with their reasons there.
-constexpr double kExpertDispatchCost = 10.4;
 constexpr double kNaiveAttentionPasses = 4.0;
 constexpr double kFlashBackwardFactor = 2.5;
 constexpr double kFp8CastBytes = 8.0;
@@ -42,7 +41,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
         return; // the book's model: matmul FLOPs at the peak, nothing else
     const ModelSpec &m = plan.model;
     if (m.moe && m.moe->dFfExpert > 0)
-        m_expertEfficiency = 1.0 / (1.0 + kExpertDispatchCost * (m_peak / m_hbm) / double(m.moe->dFfExpert));
+        m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
     if (eightBit && !chip.isTpu())

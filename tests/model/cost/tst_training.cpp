@@ -1,6 +1,7 @@
 // Training plans: the book's rules must fall out of the cost model (ch. 5, 6 and 12, evaluated in
 // the book's ideal mode), and the six published runs must be predicted within 15% (achievable mode).
 #include "cost/evaluation.h"
+#include "cost/softwarestack.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
 #include "transformer/modelcatalog.h"
@@ -406,6 +407,27 @@ private slots:
         // The book's ideal mode keeps the peak and a backward of twice the forward for every matmul.
         const Evaluation ideal = run(kernelPlan("h100-sxm", "megatron"), CostMode::Ideal);
         QVERIFY_NEAR(operation(ideal, "attention core").timeS, 8192 * 33554432.0 / 989e12, 1e-12);
+    }
+
+    // Routed experts lose a share of their matmul rate to the permutation of their tokens. On a
+    // GPU it is counted from Megatron-Core's fused permute and un-permute: 16 bytes per d_model
+    // element moved per routed token (forward and backward) against 18 d_model x d_ff_expert
+    // FLOPs, so 1 / (1 + (16/18) x ridge / d_ff). Qwen3-30B-A3B (768-wide experts) on a GB200 in
+    // fp8 at the step's ridge 0.5455 x 5e15 / (0.85 x 8e12) = 401 FLOP/B keeps 0.683; MaxText on
+    // a TPU (10.4, calibrated on DeepSeek-V2-Lite on v5p) keeps 0.1555 at the same ridge.
+    void expertDispatchFollowsThePermutationBytes()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        const Chip &gb200 = *catalog.find("gb200");
+        const Chip &v5p = *catalog.find("tpu-v5p");
+        const double ridge = 0.5455 * 5e15 / (0.85 * 8e12);
+        QVERIFY_NEAR(expertDispatchEfficiency(gb200, ridge, 768), 1.0 / (1.0 + 16.0 / 18.0 * ridge / 768), 1e-12);
+        QVERIFY_NEAR(expertDispatchEfficiency(gb200, ridge, 768), 0.683, 1e-3);
+        QVERIFY_NEAR(expertDispatchEfficiency(v5p, ridge, 768), 1.0 / (1.0 + 10.4 * ridge / 768), 1e-12);
+        QVERIFY_NEAR(expertDispatchEfficiency(v5p, ridge, 768), 0.1555, 1e-3);
+        QCOMPARE(expertDispatchEfficiency(gb200, ridge, 0), 1.0); // no experts
+        // Wider experts amortise the same bytes over more FLOPs.
+        QVERIFY(expertDispatchEfficiency(gb200, ridge, 14336) > 0.96);
     }
 
     // The same attention width split into 32 heads of 64 rather than 16 of 128 has the same

@@ -756,8 +756,9 @@ private slots:
     }
 
     // MoE: attention once for all the stage's layers, then a dense layer's MLP and a MoE layer's
-    // experts, as the busiest stage holds them. DeepSeek-V3 over 16 stages: the busiest holds 4 MoE
-    // layers (the 3 dense ones share stage 0 with one MoE layer); unstaged, all 61 layers.
+    // experts, as the busiest stage holds them. DeepSeek-V3 over 16 stages (61 layers: stages 0-12
+    // hold 4, 13-15 hold 3; the 3 dense ones share stage 0 with one MoE layer): the busiest is the
+    // last, its 3 MoE layers and the 129k-wide output layer; unstaged, all 61 layers.
     void moeLayersHaveTheirOwnPoints()
     {
         const auto onChip = [](const Plan &p) {
@@ -768,12 +769,12 @@ private slots:
             return ops;
         };
         const Plan staged = load(QStringLiteral("deepseek-v3-h100-2048"));
-        // 4 layers x 32 microbatches x 3 passes; the attention core's forward twice (selective
+        // 3 layers x 32 microbatches x 3 passes; the attention core's forward twice (selective
         // remat runs it again) and its fused backward once, a point of its own.
-        QCOMPARE(onChip(staged), (QStringList{"attention qkv projection 384", "attention output projection 384",
-                                              "attention core 256", "attention core (backward) 128",
-                                              "moe router and shared experts 384",
-                                              "moe routed experts 384", "elementwise (moe layer) 384",
+        QCOMPARE(onChip(staged), (QStringList{"attention qkv projection 288", "attention output projection 288",
+                                              "attention core 192", "attention core (backward) 96",
+                                              "moe router and shared experts 288",
+                                              "moe routed experts 288", "elementwise (moe layer) 288",
                                               "logits (unembedding) 96"}));
         const PlanEdits edits;
         json doc = unwrap(edits.withDegree(planToJson(staged), Role::Pipeline, 1));
@@ -1177,7 +1178,9 @@ private slots:
         for (const auto &pt : sweep->points)
             chips.push_back(pt.chips);
         QCOMPARE(chips, (std::vector<std::int64_t>{16, 32, 64, 128, 256, 512, 1024}));
-        QVERIFY(sweep->points.back().stepTimeS < sweep->points[3].stepTimeS / 7.5); // 8x the GPUs
+        const double speedup = sweep->points[3].stepTimeS / sweep->points.back().stepTimeS;
+        // 8x the GPUs, nearly 8x the speed: the exposed all-to-alls and gathers keep it under (7.4).
+        QVERIFY2(speedup > 7.0 && speedup < 8.0, qPrintable(QString::number(speedup)));
     }
 };
 
