@@ -13,6 +13,7 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFontMetrics>
@@ -177,6 +178,19 @@ void PresenterWindow::build()
     m_badge->setMargin(8);
     m_badge->hide();
 
+    // Ctrl+E as an action too: the presenter's context menu offers it, and its tooltip says what
+    // unlocking allows, for a presenter who forgot the key in front of a room.
+    m_unlockAction = new QAction(tr("&Unlock Editing"), this);
+    m_unlockAction->setObjectName(QStringLiteral("unlockEditingAction"));
+    m_unlockAction->setCheckable(true);
+    m_unlockAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_unlockAction->setShortcutContext(Qt::WindowShortcut);
+    m_unlockAction->setToolTip(tr("Let a role, model or cluster dropped on the mesh edit this slide's plan; a badge "
+                                  "tells the room. Ctrl+E again locks it. The wheel never edits."));
+    connect(m_unlockAction, &QAction::triggered, this, [this](bool checked) { setEditingUnlocked(checked); });
+    addAction(m_unlockAction);
+    setContextMenuPolicy(Qt::ActionsContextMenu);
+
     connect(m_canvas, &views::MeshCanvas::roleDropped, this, [this](model::Role role, const QString &axis, bool split) {
         if (m_current < 0 || !m_deck.slides[static_cast<std::size_t>(m_current)].plan)
             return;
@@ -207,6 +221,7 @@ QString PresenterWindow::badgeText() const
 void PresenterWindow::setEditingUnlocked(bool unlocked)
 {
     m_unlocked = unlocked;
+    m_unlockAction->setChecked(unlocked);
     // Only a drop edits: the wheel and clicks keep their presenting meaning either way.
     m_canvas->setAcceptDrops(unlocked);
     m_canvas->viewport()->setAcceptDrops(unlocked);
