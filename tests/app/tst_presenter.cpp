@@ -618,6 +618,7 @@ private slots:
         QCOMPARE(speaker->nextText(), QStringLiteral("Last slide"));
         QVERIFY(speaker->nextPicture().isNull());
         QVERIFY(visibleLabels(speaker).contains(QStringLiteral("End of the deck")));
+        keep(speaker, QStringLiteral("speaker-last"));
         QTest::keyClick(&presenter(), Qt::Key_Escape);
         QVERIFY(!speaker->isVisible()); // leaving presenting closes the notes too
     }
