@@ -16,11 +16,13 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QContextMenuEvent>
 #include <QFontMetrics>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QScreen>
 #include <QStackedWidget>
 #include <QStyle>
@@ -507,6 +509,8 @@ bool PresenterWindow::eventFilter(QObject *watched, QEvent *event)
         if (watched == m_canvas->viewport()) {
             // A click marks the chip's groups for the room; another click on it clears the mark.
             const auto *mouse = static_cast<QMouseEvent *>(event);
+            if (mouse->button() != Qt::LeftButton)
+                return true; // the right button opens the presenter's menu instead
             const std::int64_t chip = m_canvas->markableChipAt(mouse->position().toPoint());
             m_canvas->setHoveredChip(chip == m_canvas->hoveredChip() ? -1 : chip);
             setFocus();
@@ -525,12 +529,18 @@ bool PresenterWindow::eventFilter(QObject *watched, QEvent *event)
         break;
     // Presenting never edits or moves the slide: no drops (while locked), no wheel, no hover that
     // would undo the mark.
+    case QEvent::ContextMenu:
+        if (watched == m_canvas || watched == m_canvas->viewport()) {
+            // Not the mesh's editing menu: the presenter's own (Unlock Editing).
+            QMenu::exec(actions(), static_cast<QContextMenuEvent *>(event)->globalPos(), nullptr, this);
+            return true;
+        }
+        break;
     case QEvent::MouseButtonRelease:
     case QEvent::MouseButtonDblClick:
     case QEvent::MouseMove:
     case QEvent::Wheel:
     case QEvent::Leave:
-    case QEvent::ContextMenu:
     case QEvent::ToolTip:
     case QEvent::KeyPress:
         if (watched == m_canvas || watched == m_canvas->viewport()) {

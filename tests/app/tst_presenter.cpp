@@ -27,6 +27,8 @@
 #include <QFileDialog>
 #include <QDockWidget>
 #include <QLabel>
+#include <QMenu>
+#include <QContextMenuEvent>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -332,6 +334,21 @@ private slots:
         QVERIFY(presenter().actions().contains(unlock));
         QCOMPARE(presenter().contextMenuPolicy(), Qt::ActionsContextMenu);
         QVERIFY(!unlock->isChecked());
+        // A right click on the mesh opens that menu (and marks nothing).
+        QStringList offered;
+        QTimer::singleShot(0, this, [&offered] {
+            if (auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget())) {
+                for (QAction *a : menu->actions())
+                    offered << a->objectName();
+                menu->close();
+            }
+        });
+        const QPoint onChip = canvas->mapFromScene(canvas->chipRect(0).center());
+        QTest::mouseClick(canvas->viewport(), Qt::RightButton, Qt::NoModifier, onChip);
+        QContextMenuEvent menuEvent(QContextMenuEvent::Mouse, onChip, canvas->viewport()->mapToGlobal(onChip));
+        QApplication::sendEvent(canvas->viewport(), &menuEvent);
+        QCOMPARE(offered, QStringList{QStringLiteral("unlockEditingAction")});
+        QCOMPARE(canvas->hoveredChip(), -1);
         unlock->trigger();
         QVERIFY(presenter().editingUnlocked());
         QVERIFY(!presenter().badgeText().isEmpty());
