@@ -13,13 +13,16 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QContextMenuEvent>
 #include <QFontMetrics>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QScreen>
 #include <QStackedWidget>
 #include <QStyle>
@@ -177,6 +180,19 @@ void PresenterWindow::build()
     m_badge->setMargin(8);
     m_badge->hide();
 
+    // Ctrl+E as an action too: the presenter's context menu offers it, and its tooltip says what
+    // unlocking allows, for a presenter who forgot the key in front of a room.
+    m_unlockAction = new QAction(tr("&Unlock Editing"), this);
+    m_unlockAction->setObjectName(QStringLiteral("unlockEditingAction"));
+    m_unlockAction->setCheckable(true);
+    m_unlockAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_unlockAction->setShortcutContext(Qt::WindowShortcut);
+    m_unlockAction->setToolTip(tr("Let a role, model or cluster dropped on the mesh edit this slide's plan; a badge "
+                                  "tells the room. Ctrl+E again locks it. The wheel never edits."));
+    connect(m_unlockAction, &QAction::triggered, this, [this](bool checked) { setEditingUnlocked(checked); });
+    addAction(m_unlockAction);
+    setContextMenuPolicy(Qt::ActionsContextMenu);
+
     connect(m_canvas, &views::MeshCanvas::roleDropped, this, [this](model::Role role, const QString &axis, bool split) {
         if (m_current < 0 || !m_deck.slides[static_cast<std::size_t>(m_current)].plan)
             return;
@@ -207,6 +223,7 @@ QString PresenterWindow::badgeText() const
 void PresenterWindow::setEditingUnlocked(bool unlocked)
 {
     m_unlocked = unlocked;
+    m_unlockAction->setChecked(unlocked);
     // Only a drop edits: the wheel and clicks keep their presenting meaning either way.
     m_canvas->setAcceptDrops(unlocked);
     m_canvas->viewport()->setAcceptDrops(unlocked);
@@ -492,6 +509,8 @@ bool PresenterWindow::eventFilter(QObject *watched, QEvent *event)
         if (watched == m_canvas->viewport()) {
             // A click marks the chip's groups for the room; another click on it clears the mark.
             const auto *mouse = static_cast<QMouseEvent *>(event);
+            if (mouse->button() != Qt::LeftButton)
+                return true; // the right button opens the presenter's menu instead
             const std::int64_t chip = m_canvas->markableChipAt(mouse->position().toPoint());
             m_canvas->setHoveredChip(chip == m_canvas->hoveredChip() ? -1 : chip);
             setFocus();
@@ -510,12 +529,18 @@ bool PresenterWindow::eventFilter(QObject *watched, QEvent *event)
         break;
     // Presenting never edits or moves the slide: no drops (while locked), no wheel, no hover that
     // would undo the mark.
+    case QEvent::ContextMenu:
+        if (watched == m_canvas || watched == m_canvas->viewport()) {
+            // Not the mesh's editing menu: the presenter's own (Unlock Editing).
+            QMenu::exec(actions(), static_cast<QContextMenuEvent *>(event)->globalPos(), nullptr, this);
+            return true;
+        }
+        break;
     case QEvent::MouseButtonRelease:
     case QEvent::MouseButtonDblClick:
     case QEvent::MouseMove:
     case QEvent::Wheel:
     case QEvent::Leave:
-    case QEvent::ContextMenu:
     case QEvent::ToolTip:
     case QEvent::KeyPress:
         if (watched == m_canvas || watched == m_canvas->viewport()) {

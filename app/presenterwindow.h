@@ -15,6 +15,7 @@
 
 #include <vector>
 
+class QAction;
 class QLabel;
 class QStackedWidget;
 
@@ -71,6 +72,8 @@ public:
     /// never edits or zooms.
     void setEditingUnlocked(bool unlocked);
     bool editingUnlocked() const { return m_unlocked; }
+    /// The checkable Ctrl+E action (its tooltip says what unlocking allows), in the context menu.
+    QAction *unlockAction() const { return m_unlockAction; }
     /// The badge's text, empty while locked.
     QString badgeText() const;
 
@@ -113,6 +116,7 @@ private:
     QLabel *m_notes = nullptr;
     QLabel *m_badge = nullptr;
     bool m_unlocked = false;
+    QAction *m_unlockAction = nullptr;
     model::PlanEdits m_edits;
     QStackedWidget *m_body = nullptr;
     QWidget *m_slidePage = nullptr;

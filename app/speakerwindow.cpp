@@ -2,6 +2,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QTime>
 #include <QVBoxLayout>
 
@@ -77,7 +78,13 @@ void SpeakerWindow::placePicture()
     }
     m_nextPicture->setAlignment(Qt::AlignRight | Qt::AlignBottom);
     const QSize room = m_nextPicture->size().boundedTo(QSize(width() / 3, height() / 2));
-    m_nextPicture->setPixmap(m_nextPixmap.scaled(room.expandedTo(QSize(16, 9)), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    QPixmap scaled = m_nextPixmap.scaled(room.expandedTo(QSize(16, 9)), Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    // A grey frame: the slide's black background would otherwise melt into this window's.
+    QPainter painter(&scaled);
+    painter.setPen(QPen(QColor(0x8a, 0x8f, 0x98), 2));
+    painter.drawRect(QRectF(scaled.rect()).adjusted(1, 1, -1, -1));
+    painter.end();
+    m_nextPicture->setPixmap(scaled);
 }
 
 void SpeakerWindow::resizeEvent(QResizeEvent *event)

@@ -22,8 +22,13 @@
 
 #include <QAction>
 #include <QClipboard>
+#include <QRegularExpression>
+#include <QTimer>
+#include <QFileDialog>
 #include <QDockWidget>
 #include <QLabel>
+#include <QMenu>
+#include <QContextMenuEvent>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -320,6 +325,38 @@ private slots:
         QVERIFY(!dropOn(canvas->viewport(), canvas->mapFromScene(canvas->axisBarRect(0).center()), tensor()));
         QCOMPARE(edited.count(), 1);
         QCOMPARE(model::planToJson(*presenter().deck().slides[0].plan), after);
+        // The same switch as an action in the presenter's context menu, with Ctrl+E and a tooltip.
+        QAction *unlock = presenter().unlockAction();
+        QVERIFY(unlock);
+        QCOMPARE(unlock->objectName(), QStringLiteral("unlockEditingAction"));
+        QCOMPARE(unlock->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
+        QVERIFY(unlock->toolTip().contains(QStringLiteral("Ctrl+E")));
+        QVERIFY(presenter().actions().contains(unlock));
+        QCOMPARE(presenter().contextMenuPolicy(), Qt::ActionsContextMenu);
+        QVERIFY(!unlock->isChecked());
+        // A right click on the mesh opens that menu (and marks nothing).
+        QStringList offered;
+        QTimer::singleShot(0, this, [&offered] {
+            if (auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget())) {
+                for (QAction *a : menu->actions())
+                    offered << a->objectName();
+                menu->close();
+            }
+        });
+        const QPoint onChip = canvas->mapFromScene(canvas->chipRect(0).center());
+        QTest::mouseClick(canvas->viewport(), Qt::RightButton, Qt::NoModifier, onChip);
+        QContextMenuEvent menuEvent(QContextMenuEvent::Mouse, onChip, canvas->viewport()->mapToGlobal(onChip));
+        QApplication::sendEvent(canvas->viewport(), &menuEvent);
+        QCOMPARE(offered, QStringList{QStringLiteral("unlockEditingAction")});
+        QCOMPARE(canvas->hoveredChip(), -1);
+        unlock->trigger();
+        QVERIFY(presenter().editingUnlocked());
+        QVERIFY(!presenter().badgeText().isEmpty());
+        QTest::keyClick(&presenter(), Qt::Key_E, Qt::ControlModifier); // the key and the action agree
+        QVERIFY(!presenter().editingUnlocked());
+        QVERIFY(!unlock->isChecked());
+        QVERIFY(!dropOn(canvas->viewport(), canvas->mapFromScene(canvas->axisBarRect(0).center()), tensor()));
+        QCOMPARE(edited.count(), 1);
     }
 
     void unlockedEditsReachTheDeckAndThePlan()
@@ -511,6 +548,61 @@ private slots:
         QVERIFY(pasted.contains(QStringLiteral("| Chips | 8192 |\n")));
     }
 
+    void exportReportWithDarkPages()
+    {
+        QTemporaryDir autosave;
+        auto window = showTestWindow(autosave.path());
+        QVERIFY(window);
+        QTemporaryDir dir;
+        // Through the action and its dialog, as a user does: the dark action's dialog says so.
+        const auto exportThrough = [&](const QString &actionName, const QString &path) {
+            QString dialogTitle;
+            QTimer::singleShot(0, this, [&dialogTitle, path] {
+                auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+                if (!dialog)
+                    return;
+                dialogTitle = dialog->windowTitle();
+                dialog->selectNameFilter(QStringLiteral("HTML, self-contained (*.html)"));
+                dialog->selectFile(path);
+                static_cast<QDialog *>(dialog)->accept(); // public there, protected in QFileDialog
+            });
+            auto *action = window->findChild<QAction *>(actionName);
+            if (action)
+                action->trigger();
+            return dialogTitle;
+        };
+        const QString darkPath = dir.filePath(QStringLiteral("dark.html"));
+        QCOMPARE(exportThrough(QStringLiteral("exportDarkReportAction"), darkPath), QStringLiteral("Export Report (Dark)"));
+        const QString lightPath = dir.filePath(QStringLiteral("light.html"));
+        QCOMPARE(exportThrough(QStringLiteral("exportReportAction"), lightPath), QStringLiteral("Export Report"));
+        const auto read = [](const QString &path) {
+            QFile file(path);
+            return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+        };
+        const QString dark = read(darkPath);
+        const QString light = read(lightPath);
+        // The page background of each: dark as `report --dark` writes it, light otherwise.
+        const QRegularExpression background(QStringLiteral("body\\{[^}]*background:(#[0-9a-f]{6})"));
+        const auto darkMatch = background.match(dark);
+        const auto lightMatch = background.match(light);
+        QVERIFY2(darkMatch.hasMatch(), qPrintable(dark.left(400)));
+        QVERIFY(lightMatch.hasMatch());
+        QVERIFY2(qGray(QColor(darkMatch.captured(1)).rgb()) < 60, qPrintable(darkMatch.captured(1)));
+        QVERIFY(qGray(QColor(lightMatch.captured(1)).rgb()) > 200);
+        QVERIFY(dark.contains(QStringLiteral("fsdp 1024")));
+        QVERIFY(dark.contains(QStringLiteral("data:image/png;base64,"))); // the charts too
+        QVERIFY(!QGuiApplication::overrideCursor());
+        // A folder that is not there: the same message as the light export gives, nothing written.
+        const QString nowhere = dir.filePath(QStringLiteral("no/such/folder/plan.html"));
+        exportThrough(QStringLiteral("exportReportAction"), nowhere);
+        const QString lightError = window->lastError();
+        QVERIFY2(lightError.contains(QStringLiteral("plan.html")), qPrintable(lightError));
+        const auto darkError = window->exportReport(nowhere, true);
+        QVERIFY(darkError);
+        QCOMPARE(*darkError, lightError);
+        QVERIFY(!QFile::exists(nowhere));
+    }
+
     void notesOverlayAndSpeakerWindow()
     {
         QVERIFY(!presenter().notesShown());
@@ -543,6 +635,7 @@ private slots:
         QCOMPARE(speaker->nextText(), QStringLiteral("Last slide"));
         QVERIFY(speaker->nextPicture().isNull());
         QVERIFY(visibleLabels(speaker).contains(QStringLiteral("End of the deck")));
+        keep(speaker, QStringLiteral("speaker-last"));
         QTest::keyClick(&presenter(), Qt::Key_Escape);
         QVERIFY(!speaker->isVisible()); // leaving presenting closes the notes too
     }
