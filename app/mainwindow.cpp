@@ -20,6 +20,7 @@
 #include "palettes.h"
 #include "plancomparer.h"
 #include "plandocument.h"
+#include "planeditcommand.h"
 #include "planfilename.h"
 #include "planinspector.h"
 #include "plansummary.h"
@@ -575,8 +576,7 @@ bool MainWindow::dropHardware(const nlohmann::json &hardware)
 
 bool MainWindow::dropRole(model::Role role, const QString &axis, bool split)
 {
-    const QString label = (split ? tr("Split axis %1 with %2") : tr("Place %2 on axis %1"))
-                              .arg(axis, qs(std::string(model::roleName(role))));
+    const QString label = PlanEditCommand::roleDropLabel(role, axis, split);
     return applyEdit(label, m_edits.withRoleOnAxis(m_document->json(), role, axis.toStdString(),
                                                    split ? model::AxisDrop::Split : model::AxisDrop::Whole));
 }

@@ -9,10 +9,7 @@
 #include "plandocument.h"
 #include "presenterwindow.h"
 
-#include "hardware/chipcatalog.h"
 #include "plan/deck.h"
-#include "plan/plan.h"
-#include "transformer/modelcatalog.h"
 
 #include <QAction>
 #include <QApplication>
@@ -117,9 +114,10 @@ PresenterWindow *MainWindow::present()
     connect(m_presenter, &PresenterWindow::slideEdited, this,
             [this, isDocument, fromDeck](int index, const nlohmann::json &plan, const QString &label) {
                 const auto i = static_cast<std::size_t>(index);
-                if (fromDeck)
-                    if (auto parsed = model::planFromJson(plan, model::ChipCatalog::builtin(), model::ModelCatalog::builtin()))
-                        m_deckPanel->setSlidePlan(index, *parsed);
+                // The presenter holds the edited plan already parsed.
+                const auto &edited = m_presenter->deck().slides[i].plan;
+                if (fromDeck && edited)
+                    m_deckPanel->setSlidePlan(index, *edited);
                 if (i < isDocument.size() && isDocument[i])
                     applyEdit(label, plan);
             });

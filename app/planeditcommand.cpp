@@ -40,4 +40,10 @@ bool PlanEditCommand::mergeWith(const QUndoCommand *other)
     return true;
 }
 
+QString PlanEditCommand::roleDropLabel(model::Role role, const QString &axis, bool split)
+{
+    const QString name = QString::fromStdString(std::string(model::roleName(role)));
+    return split ? QObject::tr("Split axis %1 with %2").arg(axis, name) : QObject::tr("Place %2 on axis %1").arg(axis, name);
+}
+
 } // namespace meshplan::app

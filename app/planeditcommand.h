@@ -1,6 +1,8 @@
 #pragma once
 // One undoable change of a PlanDocument: the plan JSON before and after.
 
+#include "plan/placement.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QUndoCommand>
@@ -27,6 +29,10 @@ public:
 
     void undo() override;
     void redo() override;
+    /// The undo step's name for a role dropped on an axis ("Place tensor on axis y", "Split axis
+    /// x with data"): the same in the window and in presenter mode.
+    static QString roleDropLabel(model::Role role, const QString &axis, bool split);
+
     /// The merge key, or -1 (never merged).
     int id() const override { return m_mergeKey; }
     bool mergeWith(const QUndoCommand *other) override;

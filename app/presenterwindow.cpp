@@ -4,6 +4,7 @@
 #include "chartpicture.h"
 #include "chartstyle.h"
 #include "meshcanvas.h"
+#include "planeditcommand.h"
 #include "speakerwindow.h"
 
 #include "cost/evaluation.h"
@@ -193,26 +194,29 @@ void PresenterWindow::build()
     addAction(m_unlockAction);
     setContextMenuPolicy(Qt::ActionsContextMenu);
 
+    // The window's edits, on the slide's plan: applyEdit drops them unless editing is unlocked.
     connect(m_canvas, &views::MeshCanvas::roleDropped, this, [this](model::Role role, const QString &axis, bool split) {
-        if (m_current < 0 || !m_deck.slides[static_cast<std::size_t>(m_current)].plan)
-            return;
-        const QString label = (split ? tr("Split axis %1 with %2") : tr("Place %2 on axis %1"))
-                                  .arg(axis, qs(std::string(model::roleName(role))));
-        const auto &plan = *m_deck.slides[static_cast<std::size_t>(m_current)].plan;
-        applyEdit(label, m_edits.withRoleOnAxis(model::planToJson(plan), role, axis.toStdString(),
-                                                 split ? model::AxisDrop::Split : model::AxisDrop::Whole));
+        if (const auto plan = currentPlanJson())
+            applyEdit(PlanEditCommand::roleDropLabel(role, axis, split),
+                      m_edits.withRoleOnAxis(*plan, role, axis.toStdString(),
+                                             split ? model::AxisDrop::Split : model::AxisDrop::Whole));
     });
     connect(m_canvas, &views::MeshCanvas::modelDropped, this, [this](const nlohmann::json &modelRef) {
-        if (m_current >= 0 && m_deck.slides[static_cast<std::size_t>(m_current)].plan)
-            applyEdit(tr("Plan model"),
-                      m_edits.withModel(model::planToJson(*m_deck.slides[static_cast<std::size_t>(m_current)].plan), modelRef));
+        if (const auto plan = currentPlanJson())
+            applyEdit(tr("Plan model"), m_edits.withModel(*plan, modelRef));
     });
     connect(m_canvas, &views::MeshCanvas::hardwareDropped, this, [this](const nlohmann::json &hardware) {
-        if (m_current >= 0 && m_deck.slides[static_cast<std::size_t>(m_current)].plan)
-            applyEdit(tr("Change cluster"),
-                      m_edits.withHardware(model::planToJson(*m_deck.slides[static_cast<std::size_t>(m_current)].plan), hardware));
+        if (const auto plan = currentPlanJson())
+            applyEdit(tr("Change cluster"), m_edits.withHardware(*plan, hardware));
     });
     layoutFonts();
+}
+
+std::optional<nlohmann::json> PresenterWindow::currentPlanJson() const
+{
+    if (m_current < 0 || !m_deck.slides[static_cast<std::size_t>(m_current)].plan)
+        return std::nullopt;
+    return model::planToJson(*m_deck.slides[static_cast<std::size_t>(m_current)].plan);
 }
 
 QString PresenterWindow::badgeText() const

@@ -13,6 +13,7 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <optional>
 #include <vector>
 
 class QAction;
@@ -104,6 +105,8 @@ private:
     void toggleFullScreen();
     void refreshSpeaker();
     void applyEdit(const QString &label, model::Expected<nlohmann::json> edited);
+    /// The shown slide's plan as a document, for an edit; none when the slide has no plan.
+    std::optional<nlohmann::json> currentPlanJson() const;
 
     model::Deck m_deck;
     int m_current = -1;

@@ -1075,7 +1075,7 @@ std::optional<Error> TrainingCost::run()
     m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
     setKernelRates(ideal);
-    if (!ideal && m.moe && m.moe->dFfExpert > 0)
+    if (!ideal && m.moe)
         m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_actBytes = bytesPerElement(m_train.computeDtype);
     // MaxText's int8 (AQT) runs on TPUs were calibrated with activations exchanged at the compute

@@ -40,7 +40,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     if (ideal)
         return; // the book's model: matmul FLOPs at the peak, nothing else
     const ModelSpec &m = plan.model;
-    if (m.moe && m.moe->dFfExpert > 0)
+    if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
