@@ -191,6 +191,15 @@ std::vector<Term> gpuTerms(const Topology &t, CollectiveOp op, int g, int m, dou
             spine.bandwidth *= 2.0;
         }
     }
+    if (o.mode == CostMode::Achievable && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter)) {
+        // NCCL runs all-gather and reduce-scatter only as rings: n - 1 steps, each waiting on its
+        // neighbour. Of them, M - 1 cross the network and the other M(G - 1) stay inside a node
+        // (NCCL's own cost model, src/graph/tuning.cc: (nsteps - nInterSteps) x intra latency +
+        // nInterSteps x network latency). The book's log-depth count is the ideal.
+        intra.latency = M * (G - 1.0) * nv.latency;
+        leaf.latency = (M - 1.0) * so.latency;
+        return {intra, leaf, spine};
+    }
     const double rounds = isReduction(op) && !sharp ? 2.0 : 1.0;
     intra.latency = rounds * ceilLog2(G) * nv.latency;
     leaf.latency = rounds * ceilLog2(M) * so.latency;

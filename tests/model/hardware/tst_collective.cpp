@@ -131,6 +131,29 @@ private slots:
         QVERIFY(near(outer.time, v * 31 / (32 * 4e11 / 8)));
     }
 
+    void achievableAllGatherWaitsOnEveryRingStep()
+    {
+        // NCCL runs all-gather and reduce-scatter as rings (src/graph/tuning.cc): 511 steps over 512
+        // GPUs, of which 63 cross the network. Hand-derived: 64 x 7 x 3 us + 63 x 6 us = 1.722 ms;
+        // the ideal mode keeps the book's log-depth latency, 3 x 3 us + 6 x 6 us = 45 us.
+        const auto cluster = Topology::gpuCluster(chip("h100-sxm"), 64, 8).value();
+        CollectiveOptions achievable;
+        achievable.mode = CostMode::Achievable;
+        const double v = 64 * kMB;
+        for (auto op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
+            const auto ring = collectiveCost(cluster, op, whole(cluster, {"gpu", "node"}), v, achievable);
+            QVERIFY(near(ring.latencyTime, 64 * 7 * 3e-6 + 63 * 6e-6));
+        }
+        const auto book = collectiveCost(cluster, CollectiveOp::AllGather, whole(cluster, {"gpu", "node"}), v);
+        QVERIFY(near(book.latencyTime, 3 * 3e-6 + 6 * 6e-6));
+        // One GPU per node (data parallelism beside tensor parallelism): the 63 network steps only.
+        const auto outer = collectiveCost(cluster, CollectiveOp::AllGather, whole(cluster, {"node"}), v, achievable);
+        QVERIFY(near(outer.latencyTime, 63 * 6e-6));
+        // All-reduce keeps its tree (NCCL picks the tree at scale): 2 x (3 x 3 us + 6 x 6 us).
+        const auto reduce = collectiveCost(cluster, CollectiveOp::AllReduce, whole(cluster, {"gpu", "node"}), v, achievable);
+        QVERIFY(near(reduce.latencyTime, 2 * (3 * 3e-6 + 6 * 6e-6)));
+    }
+
     void sharpHalvesAnAllReduce()
     {
         const auto node = Topology::gpuCluster(chip("h100-sxm"), 1, 8).value();
