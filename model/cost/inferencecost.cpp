@@ -2,6 +2,7 @@
 #include "cost/inferencecost.h"
 
 #include "cost/derivationrecorder.h"
+#include "cost/softwarestack.h"
 
 #include "base/units.h"
 #include "plan/plan.h"
@@ -87,6 +88,8 @@ private:
     Phase prefill(double sequences, bool record);
     /// The weight matmuls' mean 1 / efficiency at their shapes in a prefill (1 in the ideal model).
     double prefillMatmulShape() const;
+    /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
+    double prefillAttentionSlowdown() const;
     double kvShards(double batch) const;
     double weightBytesPerChip() const;
     /// The layers' weights over the whole model: outside the routed experts (embeddings not
@@ -136,6 +139,9 @@ private:
     double m_hbm = 0;
     double m_decodeWeightHbm = 0; ///< bytes/s a decode step reads the weights at
     double m_layerLatency = 0;    ///< seconds of kernel latency per layer of a decode step
+    /// The matmul rate over the fused attention kernel's forward rate at the prompt's length: how
+    /// much slower a prefill's attention FLOPs run than its weight matmuls (1: the matmul rate).
+    double m_prefillAttentionSlowdown = 1.0;
     double m_weightBytes = 2;
     double m_kvBytes = 2;
     double m_actBytes = 2;
@@ -436,7 +442,8 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
-    ph.flops = (2.0 * matmulParams * prefillMatmulShape() + attention) * tokens / (lanes * m_peak);
+    ph.flops = (2.0 * matmulParams * prefillMatmulShape() + attention * m_prefillAttentionSlowdown) * tokens
+               / (lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
     const double pipelineFactor = (sequences + m_pp - 1.0) / sequences;
     ph.flops *= pipelineFactor;
@@ -486,7 +493,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     if (m_cp > 1) {
         const double kv = prompt * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
         const double ring = collectiveTime(CollectiveOp::AllGather, Role::Context, kv);
-        const double attnPerLayer = attention / m.layers * prompt * sequences / (lanes * m_peak) / sequences;
+        const double attnPerLayer = attention * m_prefillAttentionSlowdown / m.layers * prompt / (lanes * m_peak);
         comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
         if (record)
             addCollective(CollectiveOp::AllGather, "prefill: ring attention keys and values", Role::Context, kv,
@@ -708,12 +715,17 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     const DerivationValue tokens{"tokens", sequences * prompt, "", "prompt tokens of the sequences prefilled together"};
     const std::string flops = m_why.term(
         "prefill_flops_s", ph.flops,
-        "(2 * matmul_params * shape + attention_flops) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
+        "(2 * matmul_params * shape + attention_flops * attention_rate) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
         {{"matmul_params", matmulParams, "", "model: active weights in matmuls"},
          {"shape", prefillMatmulShape(), "",
           m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
                                     : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"},
          {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
+         {"attention_rate", m_prefillAttentionSlowdown, "",
+          m_prefillAttentionSlowdown == 1.0
+              ? "1: attention at the matmul rate (the ideal model, a TPU, or no kernel curve for the chip)"
+              : "the matmul rate over the fused attention kernel's forward rate at the prompt's length, in 16 bits "
+                "(catalog attention_kernels, derated as the matmuls are)"},
          tokens, lanesValue(), peakValue(), flopsFractionValue(),
          {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}},
         "Prefill runs the prompt's forward pass: 2 FLOPs per weight per token plus attention, compute-bound at "
@@ -741,6 +753,23 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
                "The prefill of these sequences: its matmuls and attention, the work beside them and its exposed "
                "collectives.",
                "7", "Sampling, prefill and generation");
+}
+
+double InferenceCost::prefillAttentionSlowdown() const
+{
+    // A prefill's attention is one fused kernel per layer, as a training step's forward: it runs
+    // at the kernel's measured forward rate for the prompt's length (short prompts waste the
+    // causal diagonal and the pipeline fill), in 16 bits even under an 8-bit recipe (fp8 context
+    // attention is an opt-in of some engines), derated from its benchmark as the matmuls are. The
+    // serving stacks call their own or FlashAttention's kernels: with no published curve of
+    // theirs, the fastest kernel with one on the chip.
+    const auto found = m_chip.attentionKernels.find(attentionKernelFor(m_chip, m_spec.stack));
+    const double derate = m_chip.benchmarkDerating();
+    if (m_chip.isTpu() || found == m_chip.attentionKernels.end() || derate <= 0 || !(m_peak > 0))
+        return 1.0;
+    const double T = double(m_spec.promptLen) / m_cp;
+    const double rate = m_chip.peakFlops(DType::Bf16) * found->second.forwardShare(T, kernelHeadDim(m_model)) * derate;
+    return rate > 0 ? std::max(1.0, m_peak / rate) : 1.0;
 }
 
 double InferenceCost::prefillMatmulShape() const
@@ -791,6 +820,7 @@ std::optional<Error> InferenceCost::run()
         m_decodeWeightHbm = decodeHbm * lowPrecision;
         m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
     }
+    m_prefillAttentionSlowdown = ideal ? 1.0 : prefillAttentionSlowdown();
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);

@@ -263,6 +263,38 @@ private slots:
         QVERIFY(std::fabs(tpu.serving.decodeWeightsS - tpuIdeal.serving.decodeWeightsS / 0.9) < 1e-9 * tpu.serving.decodeWeightsS);
     }
 
+    // Mechanism: a prefill's attention runs at the fused kernel's measured forward rate for the
+    // prompt's length, in 16 bits, derated as the matmuls are; weight matmuls at the matmul rate.
+    // Hand-derived from the catalog: H100 FlashAttention-3 forward 0.527 of peak at 2k tokens and
+    // 0.623 from 16k (flat beyond), matmuls 0.60 bf16 and 1979 x 0.709 x (0.60 / 0.803) fp8.
+    void prefillAttentionRunsAtTheKernelsForwardRate()
+    {
+        const auto rate = [](const json &doc, CostMode mode) {
+            Derivations why;
+            auto e = evaluate(parse(doc), mode, &why);
+            if (!e)
+                qFatal("%s", e.error().toString().c_str());
+            const DerivationValue *v = why.at("terms.prefill_flops_s").find("attention_rate");
+            return v ? v->value : -1.0;
+        };
+        const auto near = [](double got, double want) { return std::fabs(got - want) < 1e-3 * want; };
+        const double derate = 0.60 / 0.803;
+        QVERIFY(near(rate(gpuPlan("llama-3-8b", 1, 1, 32768, 2), CostMode::Achievable), 0.60 / (0.623 * derate)));
+        QVERIFY(near(rate(gpuPlan("llama-3-8b", 1, 1, 2048, 2), CostMode::Achievable), 0.60 / (0.527 * derate)));
+        // fp8 matmuls, bf16 attention: more than twice slower than the matmuls.
+        json fp8 = gpuPlan("llama-3-8b", 1, 1, 32768, 2, "fp8");
+        fp8["workload"]["compute_dtype"] = "fp8";
+        QVERIFY(near(rate(fp8, CostMode::Achievable), 1979.0 * 0.709 * derate / (989.0 * 0.623 * derate)));
+        // The book's model, and TPUs (no kernel curve), run attention at the matmul rate.
+        QCOMPARE(rate(gpuPlan("llama-3-8b", 1, 1, 32768, 2), CostMode::Ideal), 1.0);
+        QCOMPARE(rate(servingPlan("llama-3-8b", {1, 1}, 1, 1, 32768, 2), CostMode::Achievable), 1.0);
+        // So a 32k-token prefill of LLaMA-3 8B, where attention is about half the FLOPs, takes
+        // longer than at the matmul rate by about a seventh.
+        const auto longPrompt = run(gpuPlan("llama-3-8b", 1, 1, 32768, 2), CostMode::Achievable);
+        const auto ideal = run(gpuPlan("llama-3-8b", 1, 1, 32768, 2), CostMode::Ideal);
+        QVERIFY(longPrompt.inference->prefillS > ideal.inference->prefillS / 0.6);
+    }
+
     // Mechanism: int4 stores an fp16 scale and a 4-bit zero per 128 weights (2.5 bytes a group),
     // and low-precision weights are read at a lower share of HBM (8-bit 0.80, 4-bit 0.50).
     void weightOnlyQuantizationPaysScalesAndDequantization()
