@@ -94,6 +94,18 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     return stack == "nemo";
 }
 
+bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)
+{
+    // MaxText's logical axis rules map activation_embed (and norm) to the "tensor" mesh axis
+    // (AI-Hypercomputer/maxtext@000e9355 MaxText/configs/base.yml, logical_axis_rules): between
+    // the tensor-parallel matmuls the [batch, length, embed] activations stay split over the
+    // tensor axis, and XLA turns each layer's all-reduce into a reduce-scatter and an all-gather.
+    // That is what Megatron calls sequence parallelism, split on the embedding instead of the
+    // sequence. Only where the plan names MaxText, as for its collective overlap.
+    (void)chip;
+    return stack == "maxtext";
+}
+
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack)
 {
     // MaxText's run scripts start XLA with async collective fusion and compute/collective overlap

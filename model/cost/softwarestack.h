@@ -26,6 +26,12 @@ double kernelHeadDim(const ModelSpec &model);
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel.
 double elementwiseTrafficShare(std::string_view stack);
 
+/// Whether the stack keeps the residual stream's activations sharded over the tensor axis between
+/// the tensor-parallel matmuls whatever the plan's sequence_parallel says (MaxText's logical axis
+/// rules shard activation_embed over "tensor"): they are then saved, normed and sent 1/TP each,
+/// as under Megatron's sequence parallelism. Only in the achievable model.
+bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack);
+
 /// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself
 /// (Transformer Engine's userbuffers in NeMo's performance recipes), for a plan with tensor
 /// degree `tensor` and sequence parallelism on or off. A plan can always ask for the overlap

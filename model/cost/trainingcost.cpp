@@ -154,6 +154,8 @@ public:
         const bool ideal = mode == CostMode::Ideal;
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
+        m_sequenceParallel = p.sequenceParallel
+                             || (!ideal && m_d.tensor > 1 && shardsActivationsOverTensor(m_chip, plan.training.stack));
         m_tensorOverlap = p.tensorOverlap
                           || (!ideal && overlapsTensorCollectives(m_chip, plan.training.stack, m_d.tensor, p.sequenceParallel));
     }
@@ -245,6 +247,8 @@ private:
     const Topology &m_t;
     const Chip &m_chip;
     const ParallelismSpec &m_par;
+    /// The plan's sequence_parallel, or a stack that shards activations over the tensor axis anyway.
+    bool m_sequenceParallel = false;
     const TrainingSpec &m_train;
     const Placement &m_placement;
     Evaluation &m_out;
@@ -330,7 +334,7 @@ LayerCost TrainingCost::layerCost(bool moe) const
     const double tp = m_d.tensor;
     const double d = double(m.dModel);
     const double T = double(m_train.seqLen);
-    const double shardD = m_par.sequenceParallel ? tp : 1.0; // [tokens, d] tensors split only with SP
+    const double shardD = m_sequenceParallel ? tp : 1.0; // [tokens, d] tensors split only with SP
     const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
     const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp); // KV heads are replicated past kv_heads-way TP
@@ -1387,7 +1391,7 @@ std::optional<Error> TrainingCost::run()
                 return std::min(total, step.compute);
             return backwardOverlap ? std::min(total / (2.0 + tensorRounds), weightGradients) : 0.0;
         };
-        if (m_par.sequenceParallel) {
+        if (m_sequenceParallel) {
             const double ag = cost(CollectiveOp::AllGather, spans, v).time;
             const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
             const double total = count * (ag + rs);
@@ -1409,7 +1413,7 @@ std::optional<Error> TrainingCost::run()
                           layerFwdFlops / blocksPerLayer, layerFwdTime / blocksPerLayer);
         }
         // The book's limit (ch. 5, 12): past F·W/C-way, the activations' collectives outrun the matmuls.
-        const double commPerLayer = perLayer / (2.0 + tensorRounds) * (m_par.sequenceParallel
+        const double commPerLayer = perLayer / (2.0 + tensorRounds) * (m_sequenceParallel
                                         ? cost(CollectiveOp::AllGather, spans, v).time + cost(CollectiveOp::ReduceScatter, spans, v).time
                                         : cost(CollectiveOp::AllReduce, spans, v).time);
         const double matmulPerLayer = (dense.matmulFlops + dense.expertFlops) * m_tokensMb / m_peak;
@@ -1431,7 +1435,7 @@ std::optional<Error> TrainingCost::run()
         // report, section 3.3.2; DeepEP's low-precision dispatch): the mean of the two per element.
         const double routedBytes = 0.5 * (m_actBytes + m_flowBytes);
         const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * routedBytes
-                              / (m_par.sequenceParallel ? tp : 1.0);
+                              / (m_sequenceParallel ? tp : 1.0);
         const double v = routed * m_d.expert;
         const double count = 2.0 * (2.0 + expertRounds) * stageMoe * mb;
         const double each = cost(CollectiveOp::AllToAll, spans, v).time;
@@ -1599,7 +1603,7 @@ std::optional<Error> TrainingCost::run()
     // steady state overlaps them, filling and draining the pipe does not.
     if (m_d.pipeline > 1) {
         const auto spans = m_placement.of(Role::Pipeline);
-        const double v = m_tokensMb * double(m.dModel) * m_flowBytes / (m_par.sequenceParallel ? tp : 1.0);
+        const double v = m_tokensMb * double(m.dModel) * m_flowBytes / (m_sequenceParallel ? tp : 1.0);
         const double each = cost(CollectiveOp::SendRecv, spans, v).time;
         const double fill = 2.0 * (pp - 1.0) * each;
         expose(exposed, fill, "pipeline_fill_s", -1,

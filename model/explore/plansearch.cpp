@@ -1,4 +1,5 @@
 #include "explore/plansearch.h"
+#include "cost/softwarestack.h"
 
 #include "base/divisors.h"
 #include "base/units.h"
@@ -343,6 +344,13 @@ private:
     Counts searchCombo(const Combo &combo, std::int64_t comboIndex, std::vector<Found> &found) const;
     bool cancelled() const { return m_cancel && m_cancel->load(std::memory_order_relaxed); }
     double capacity() const { return double(m_plan.topology.chip().hbmBytes); }
+    /// Whether sequence parallelism is a choice: not where the stack shards activations over
+    /// the tensor axis anyway (both settings would evaluate alike).
+    bool sequenceParallelIsAChoice() const
+    {
+        return m_options.mode == CostMode::Ideal
+               || !shardsActivationsOverTensor(m_plan.topology.chip(), m_plan.training.stack);
+    }
 
     const Plan &m_plan;
     const SearchOptions &m_options;
@@ -433,7 +441,8 @@ void TrainingSearch::prepare(Combo &combo) const
     for (const auto &schedule : combo.schedules)
         for (int mb : combo.microbatches)
             pairs += schedule.first != PipelineSchedule::DualPipe || mb % 2 == 0;
-    combo.knobCount = (sp ? 2 : 1) * zeroStages * pairs * static_cast<std::int64_t>(m_policies.size());
+    combo.knobCount = (sp && sequenceParallelIsAChoice() ? 2 : 1) * zeroStages * pairs
+                      * static_cast<std::int64_t>(m_policies.size());
 
     // The combination's corner: no knob is faster than its compute at one microbatch (fewer,
     // larger microbatches never cost more FLOPs or HBM time) without a bubble, or uses less
@@ -462,7 +471,7 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, SharedBoun
     const int zeroStages = combo.degrees[idx(Role::Data)] > 1 ? 4 : 1;
     std::int64_t index = 0;
     const double pp = combo.degrees[idx(Role::Pipeline)];
-    for (int sp = 0; sp <= (tensor ? 1 : 0); ++sp)
+    for (int sp = tensor && !sequenceParallelIsAChoice() ? 1 : 0; sp <= (tensor ? 1 : 0); ++sp)
         for (std::size_t r = 0; r < m_policies.size(); ++r) {
             Knobs k{sp == 1, 0, PipelineSchedule::OneFOneB, 1, 1, static_cast<int>(r)};
             shared.layers.push_back(m_bound.layers(shape(combo, k)));

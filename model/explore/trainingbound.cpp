@@ -43,6 +43,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack);
+    m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
     if (eightBit && !chip.isTpu())
         m_castBytes = kFp8CastBytes;
@@ -123,7 +124,7 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     const double tp = shape.degrees[static_cast<std::size_t>(Role::Tensor)];
     const double d = double(m.dModel);
     const double T = double(train.seqLen);
-    const double shardD = shape.sequenceParallel ? tp : 1.0;
+    const double shardD = sequenceParallel(shape) ? tp : 1.0;
     const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
     const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp);
@@ -419,18 +420,18 @@ TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, co
     if (tp > 1) {
         const double v = tokensMb * double(m.dModel) * m_flowBytes;
         const auto &spans = placement.of(Role::Tensor);
-        out.tensor = shape.sequenceParallel ? collectiveCost(topology, CollectiveOp::AllGather, spans, v, options).time
+        out.tensor = sequenceParallel(shape) ? collectiveCost(topology, CollectiveOp::AllGather, spans, v, options).time
                                                   + collectiveCost(topology, CollectiveOp::ReduceScatter, spans, v, options).time
                                             : collectiveCost(topology, CollectiveOp::AllReduce, spans, v, options).time;
     }
     if (degree(Role::Pipeline) > 1) {
-        const double v = tokensMb * double(m.dModel) * m_flowBytes / (shape.sequenceParallel ? tp : 1.0);
+        const double v = tokensMb * double(m.dModel) * m_flowBytes / (sequenceParallel(shape) ? tp : 1.0);
         out.pipeline = collectiveCost(topology, CollectiveOp::SendRecv, placement.of(Role::Pipeline), v, options).time;
     }
     if (degree(Role::Expert) > 1 && m.moe) {
         // Under an fp8 recipe tokens go out in fp8 and come back in bf16: the mean per element.
         const double routed = tokensMb * m.moe->expertsPerToken * double(m.dModel) * 0.5 * (m_actBytes + m_flowBytes)
-                              / (shape.sequenceParallel ? tp : 1.0);
+                              / (sequenceParallel(shape) ? tp : 1.0);
         out.expert = collectiveCost(topology, CollectiveOp::AllToAll, placement.of(Role::Expert),
                                     routed * degree(Role::Expert), options).time;
     }

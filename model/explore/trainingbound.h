@@ -126,6 +126,12 @@ private:
     /// A layer's forward, and its backward with the recompute, for one microbatch.
     std::pair<double, double> layerTime(const Layer &l, const TrainingShape &shape, double tokens, double attnFwd,
                                         double attnBwd) const;
+    /// The shape's sequence parallelism, or the stack's own sharding of activations over tensor.
+    bool sequenceParallel(const TrainingShape &shape) const
+    {
+        return shape.sequenceParallel
+               || (m_stackShardsActivations && shape.degrees[static_cast<std::size_t>(Role::Tensor)] > 1);
+    }
     int layersOnStage(int stage, int pipeline) const;
     int moeLayersOnStage(int stage, int pipeline) const;
     double stageElements(int stage, const TrainingShape &shape) const;
@@ -146,6 +152,7 @@ private:
     const AttentionKernelCurve *m_kernel = nullptr;
     double m_actBytes = 2;
     double m_flowBytes = 2;
+    bool m_stackShardsActivations = false;
 };
 
 } // namespace meshplan::model
