@@ -715,13 +715,13 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     const DerivationValue tokens{"tokens", sequences * prompt, "", "prompt tokens of the sequences prefilled together"};
     const std::string flops = m_why.term(
         "prefill_flops_s", ph.flops,
-        "(2 * matmul_params * shape + attention_flops * attention_rate) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
+        "(2 * matmul_params * shape + attention_flops * attention_factor) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
         {{"matmul_params", matmulParams, "", "model: active weights in matmuls"},
          {"shape", prefillMatmulShape(), "",
           m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
                                     : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"},
          {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
-         {"attention_rate", m_prefillAttentionSlowdown, "",
+         {"attention_factor", m_prefillAttentionSlowdown, "",
           m_prefillAttentionSlowdown == 1.0
               ? "1: attention at the matmul rate (the ideal model, a TPU, or no kernel curve for the chip)"
               : "the matmul rate over the fused attention kernel's forward rate at the prompt's length, in 16 bits "

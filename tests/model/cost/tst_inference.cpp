@@ -274,7 +274,7 @@ private slots:
             auto e = evaluate(parse(doc), mode, &why);
             if (!e)
                 qFatal("%s", e.error().toString().c_str());
-            const DerivationValue *v = why.at("terms.prefill_flops_s").find("attention_rate");
+            const DerivationValue *v = why.at("terms.prefill_flops_s").find("attention_factor");
             return v ? v->value : -1.0;
         };
         const auto near = [](double got, double want) { return std::fabs(got - want) < 1e-3 * want; };
