@@ -101,9 +101,12 @@ bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)
     // the tensor-parallel matmuls the [batch, length, embed] activations stay split over the
     // tensor axis, and XLA turns each layer's all-reduce into a reduce-scatter and an all-gather.
     // That is what Megatron calls sequence parallelism, split on the embedding instead of the
-    // sequence. Only where the plan names MaxText, as for its collective overlap.
+    // sequence. torchtitan's tensor-parallel plan applies "tensor + sequence parallelism to every
+    // transformer block": its norms are SequenceParallel and the blocks take and give Shard(1)
+    // activations (pytorch/torchtitan@018740b7 torchtitan/models/llama3/infra/parallelize.py,
+    // apply_tp). Only where the plan names one of them: other stacks make it a choice.
     (void)chip;
-    return stack == "maxtext";
+    return stack == "maxtext" || stack == "torchtitan";
 }
 
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack)

@@ -28,8 +28,9 @@ double elementwiseTrafficShare(std::string_view stack);
 
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between
 /// the tensor-parallel matmuls whatever the plan's sequence_parallel says (MaxText's logical axis
-/// rules shard activation_embed over "tensor"): they are then saved, normed and sent 1/TP each,
-/// as under Megatron's sequence parallelism. Only in the achievable model.
+/// rules shard activation_embed over "tensor"; torchtitan's TP plan is always sequence-parallel):
+/// they are then saved, normed and sent 1/TP each, as under Megatron's sequence parallelism. Only
+/// in the achievable model.
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack);
 
 /// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself

@@ -499,6 +499,32 @@ private slots:
     // (forward, backward, no recompute: 2 per block), the backward half hides while the weight
     // gradients last. The forward half stays exposed, GPUs are left alone, and the book's ideal
     // mode is unchanged.
+    // torchtitan's TP plan is always sequence-parallel (apply_tp: SequenceParallel norms, Shard(1)
+    // block inputs and outputs): the same plan with sequence_parallel true or false costs the same
+    // under it, and the sequence-parallel price under a stack that leaves it to the plan.
+    void torchtitanTensorParallelIsSequenceParallel()
+    {
+        json doc = plan("llama-3-70b", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 8}, {"gpus_per_node", 8}}}},
+                        {{"fsdp", 8}, {"tensor", 8}}, 8192, 64);
+        doc["workload"]["stack"] = "torchtitan";
+        const Evaluation plain = run(doc, CostMode::Achievable);
+        doc["parallelism"]["sequence_parallel"] = true;
+        const Evaluation sp = run(doc, CostMode::Achievable);
+        QCOMPARE(plain.step.time, sp.step.time);
+        QCOMPARE(plain.memory.activations, sp.memory.activations);
+        doc["workload"]["stack"] = "megatron";
+        const Evaluation megatronSp = run(doc, CostMode::Achievable);
+        doc["parallelism"]["sequence_parallel"] = false;
+        const Evaluation megatron = run(doc, CostMode::Achievable);
+        QVERIFY(megatron.memory.activations > megatronSp.memory.activations);
+        QCOMPARE(plain.memory.activations, megatronSp.memory.activations);
+        // The book's model keeps the plan's word.
+        doc["workload"]["stack"] = "torchtitan";
+        const Evaluation idealPlain = run(doc, CostMode::Ideal);
+        doc["parallelism"]["sequence_parallel"] = true;
+        QVERIFY(idealPlain.memory.activations > run(doc, CostMode::Ideal).memory.activations);
+    }
+
     void maxtextHidesBackwardTensorAllReduces()
     {
         json doc = plan("llama-3-70b", {{"chip", "tpu-v5p"}, {"topology", {4, 4, 4}}}, {{"fsdp", 16}, {"tensor", 4}}, 4096, 64);
