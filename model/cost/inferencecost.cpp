@@ -78,7 +78,8 @@ private:
         double elementwise = 0;
         double comms = 0;
         double latency = 0; ///< kernel latency beyond the bytes and FLOPs
-        double total() const { return compute + kv + elementwise + comms + latency; }
+        double overlapInterference = 0; ///< compute slowed by the SMs hidden collectives hold
+        double total() const { return compute + kv + elementwise + comms + latency + overlapInterference; }
     };
 
     std::optional<Error> validate();
@@ -102,12 +103,14 @@ private:
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
     /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
-                       double overlapFlops, double overlapS, double exposedShare = 1.0);
+                       double overlapFlops, double overlapS, double exposedShare = 1.0,
+                       const CollectiveOptions *options = nullptr);
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
     void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
     void addOperation(const std::string &op, const char *kind, double flops, double bytes, double count);
     double collectiveTime(CollectiveOp op, Role role, double bytes) const;
+    double collectiveTime(CollectiveOp op, Role role, double bytes, const CollectiveOptions &options) const;
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
     // Derivations (only when asked for: see DerivationRecorder).
     void explainMemory(const MemoryBreakdown &mem, double batch, double maxContext);
@@ -212,24 +215,31 @@ double InferenceCost::kvShards(double batch) const
 
 double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes) const
 {
-    return collectiveCost(m_t, op, m_placement.of(role), bytes, m_options).time;
+    return collectiveTime(op, role, bytes, m_options);
+}
+
+double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes, const CollectiveOptions &options) const
+{
+    return collectiveCost(m_t, op, m_placement.of(role), bytes, options).time;
 }
 
 void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
-                                  double overlapFlops, double overlapS, double exposedShare)
+                                  double overlapFlops, double overlapS, double exposedShare,
+                                  const CollectiveOptions *options)
 {
     const auto &spans = m_placement.of(role);
     if (count <= 0 || bytes <= 0 || spans.empty())
         return;
-    const double each = collectiveCost(m_t, op, spans, bytes, m_options).time;
+    const CollectiveOptions &o = options ? *options : m_options;
+    const double each = collectiveCost(m_t, op, spans, bytes, o).time;
     // Serving is latency-bound: nothing hides these, except where the caller overlaps micro-batches.
     m_out.collectives.push_back(
-        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count * exposedShare, m_options));
+        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count * exposedShare, o));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
     if (m_why.on())
         explainCollective(m_why, m_t, m_out.collectives.size() - 1, m_out.collectives.back(), spans, count, each,
-                          each * count * exposedShare, m_options,
+                          each * count * exposedShare, o,
                           exposedShare < 1.0 ? "prefill splits the batch into micro-batches and runs one's all-to-alls "
                                                "beside the other's layer compute; only what outlasts it shows"
                                              : "serving is latency-bound: nothing hides a decode or prefill collective");
@@ -469,25 +479,37 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
                           sequences * perLayerAr * m.layers, seqLayerFlops / perLayerAr, seqLayerTime / perLayerAr);
     }
     if (m_ep > 1 && m.moe) {
-        const double elements = prompt * m.moe->expertsPerToken * double(m.dModel);
+        // One dispatch and one combine per MoE layer carry all the step's routed tokens: the
+        // batch's sequences go through a layer together, not one after another.
+        const double elements = tokens * m.moe->expertsPerToken * double(m.dModel);
         const bool ideal = m_mode == CostMode::Ideal;
-        const double dispatch = elements * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
-        const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
-        const double perLayer = collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
-                                + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine);
         // The book leaves them exposed; real EP serving splits the batch in kEpPrefillMicroBatches
         // and hides each micro-batch's all-to-alls under the other's layer compute.
-        const double exposed = ideal ? perLayer : std::max(0.0, perLayer - seqLayerTime);
-        comms += sequences * m.moeLayerCount() * exposed;
+        const double microBatches = ideal ? 1.0 : kEpPrefillMicroBatches;
+        const double dispatch = elements / microBatches * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
+        const double combine = elements / microBatches * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
+        CollectiveOptions forwarded = m_options;
+        if (!ideal)
+            forwarded.forwardedTopK = m.moe->expertsPerToken;
+        const double perLayer = microBatches
+                                * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch, forwarded)
+                                   + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine, forwarded));
+        const double layerTime = ph.compute / m.layers;
+        const double exposed = ideal ? perLayer : std::max(0.0, perLayer - layerTime);
+        comms += m.moeLayerCount() * exposed;
+        // The hidden part still holds the SMs its kernels run on (DeepEP's normal kernels take
+        // 20-24 of H100's 132), so the compute beside it runs on the rest, as in a training step.
+        if (!ideal)
+            ph.overlapInterference = m_chip.achievable.collectiveSmShare * m.moeLayerCount() * (perLayer - exposed);
         if (record) {
-            const double expertFlops = 2.0 * prompt * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
-            const double share = ideal ? 2.0 : kEpPrefillMicroBatches; // what runs beside one all-to-all
-            const double between = ideal ? expertFlops / m_peak / 2.0 : seqLayerTime / share;
+            const double expertFlops = 2.0 * tokens * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
+            const double share = ideal ? 2.0 : 2.0 * microBatches; // what runs beside one all-to-all
+            const double between = ideal ? expertFlops / m_peak / 2.0 : layerTime / share;
             const double exposedShare = perLayer > 0 ? exposed / perLayer : 1.0;
             addCollective(CollectiveOp::AllToAll, "prefill: expert dispatch", Role::Expert, dispatch,
-                          sequences * m.moeLayerCount(), expertFlops / share, between, exposedShare);
+                          microBatches * m.moeLayerCount(), expertFlops / share, between, exposedShare, &forwarded);
             addCollective(CollectiveOp::AllToAll, "prefill: expert combine", Role::Expert, combine,
-                          sequences * m.moeLayerCount(), expertFlops / share, between, exposedShare);
+                          microBatches * m.moeLayerCount(), expertFlops / share, between, exposedShare, &forwarded);
         }
     }
     if (m_cp > 1) {
@@ -746,10 +768,24 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
         parts.push_back({"c" + std::to_string(i), m_out.collectives[i].exposedS, "collectives[" + std::to_string(i) + "].exposed_s", ""});
     const std::string comms = m_why.term("prefill_communication_s", ph.comms, DerivationRecorder::sum(parts), parts,
                                          "The prefill's collectives not hidden behind its compute.", "7", "Sharding prefill");
-    m_why.term("prefill_phase_s", ph.total(), "compute_s + elementwise_s + communication_s",
-               {{"compute_s", ph.compute, compute, ""},
-                {"elementwise_s", ph.elementwise, elementwise, ""},
-                {"communication_s", ph.comms, comms, ""}},
+    std::vector<DerivationValue> phase{{"compute_s", ph.compute, compute, ""},
+                                       {"elementwise_s", ph.elementwise, elementwise, ""},
+                                       {"communication_s", ph.comms, comms, ""}};
+    std::string formula = "compute_s + elementwise_s + communication_s";
+    if (ph.overlapInterference > 0) {
+        const double hidden = ph.overlapInterference / m_chip.achievable.collectiveSmShare;
+        const std::string interference = m_why.term(
+            "prefill_overlap_interference_s", ph.overlapInterference, "collective_sm_share * hidden_s",
+            {{"collective_sm_share", m_chip.achievable.collectiveSmShare, "",
+              "catalog: " + m_chip.id + " achievable.collective_sm_share, the share of the SMs a collective's kernels hold"},
+             {"hidden_s", hidden, "", "the expert all-to-alls' time hidden under the other micro-batch's compute"}},
+            "The all-to-alls the other micro-batch hides still hold some of the SMs while they run, so the compute "
+            "beside them runs on the rest.",
+            "5", "What do we mean by scaling?");
+        phase.push_back({"overlap_interference_s", ph.overlapInterference, interference, ""});
+        formula += " + overlap_interference_s";
+    }
+    m_why.term("prefill_phase_s", ph.total(), formula, phase,
                "The prefill of these sequences: its matmuls and attention, the work beside them and its exposed "
                "collectives.",
                "7", "Sampling, prefill and generation");

@@ -172,8 +172,16 @@ std::vector<Term> gpuTerms(const Topology &t, CollectiveOp op, int g, int m, dou
         const double v = bytes * o.activeFraction;
         if (g > 1)
             intra.bandwidth = v * (G - 1.0) / (n * n) / wGpu;
-        if (m > 1)
-            leaf.bandwidth = v * (M - 1.0) / (M * M) / wNodeShare;
+        if (m > 1) {
+            // A token bound for k experts crosses the network once per other node that holds one
+            // of them, not k(M - 1)/M times (DeepSeek-V3 report sec. 3.2.2: IB to the same
+            // in-node index, then NVLink forwarding). Under uniform routing a node is missed with
+            // probability (1 - 1/M)^k.
+            double share = 1.0;
+            if (o.forwardedTopK > 0)
+                share = std::min(1.0, M * (1.0 - std::pow(1.0 - 1.0 / M, o.forwardedTopK)) / o.forwardedTopK);
+            leaf.bandwidth = v * share * (M - 1.0) / (M * M) / wNodeShare;
+        }
     } else {
         const double dLeaf = std::min<double>(m, so.nodesPerLeaf);
         const double dSpine = std::ceil(M / so.nodesPerLeaf);

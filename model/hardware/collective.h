@@ -40,6 +40,10 @@ struct CollectiveOptions {
     CostMode mode = CostMode::Ideal;
     bool sharp = false;         ///< GPU in-network reduction for AllReduce, where the chip has it
     double activeFraction = 1.0; ///< AllToAll: fraction of destinations that receive data (MoE top-k)
+    /// AllToAll on GPU nodes: each token's top-k where the kernel sends a token across the network
+    /// once per destination node and forwards it over NVLink there (DeepEP's normal kernels);
+    /// 0 sends every copy across.
+    double forwardedTopK = 0;
 };
 
 struct CollectiveCost {

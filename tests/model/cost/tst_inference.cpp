@@ -340,6 +340,43 @@ private slots:
                 QVERIFY(c.exposedS > 0);
     }
 
+    // A prefill batch goes through each MoE layer together: one dispatch and one combine per
+    // micro-batch and layer carry all its routed tokens, so sequences of 1k or 4k tokens cost the
+    // same all-to-alls at the same tokens per step. DeepSeek-V3 (58 MoE layers, top-8, d 7168)
+    // over EP32 on 4 H100 nodes, 524,288 tokens, fp8: each dispatch carries half the step's tokens,
+    // 262,144 x 8 x 7168 x 1 byte; each combine the same in bf16. The book's mode sends the whole
+    // batch at once in the matmul dtype: half as many, each twice the tokens.
+    void expertPrefillDispatchesTheBatchOncePerLayer()
+    {
+        const auto plan = [](std::int64_t sequences, std::int64_t prompt) {
+            json doc = gpuPlan("deepseek-v3", 8, sequences, prompt, 1, "fp8", "expert");
+            doc["hardware"]["topology"] = {{"nodes", 4}, {"gpus_per_node", 8}};
+            doc["parallelism"] = {{"expert", 32}};
+            return doc;
+        };
+        const auto find = [](const Evaluation &e, const char *purpose) {
+            for (const auto &c : e.collectives)
+                if (c.purpose == purpose)
+                    return c;
+            qFatal("no %s", purpose);
+        };
+        const auto longPrompts = run(plan(128, 4096), CostMode::Achievable);
+        const auto shortPrompts = run(plan(512, 1024), CostMode::Achievable);
+        for (const auto *purpose : {"prefill: expert dispatch", "prefill: expert combine"}) {
+            const auto a = find(longPrompts, purpose);
+            const auto b = find(shortPrompts, purpose);
+            QCOMPARE(a.countPerStep, std::int64_t(2 * 58));
+            QCOMPARE(b.countPerStep, a.countPerStep);
+            QCOMPARE(b.timeS, a.timeS);
+        }
+        const double dispatch = 262144.0 * 8 * 7168;
+        QCOMPARE(find(longPrompts, "prefill: expert dispatch").bytes, dispatch);
+        QCOMPARE(find(longPrompts, "prefill: expert combine").bytes, 2.0 * dispatch);
+        const auto book = run(plan(128, 4096), CostMode::Ideal);
+        QCOMPARE(find(book, "prefill: expert dispatch").countPerStep, std::int64_t(58));
+        QCOMPARE(find(book, "prefill: expert dispatch").bytes, 2.0 * dispatch);
+    }
+
     // Book ch. 7: sharding KV past its heads splits the batch and costs two all-to-alls; one
     // sequence cannot be split, so its KV heads stay replicated and nothing moves.
     void kvAllToAllOnlyWhenTheBatchIsSplit()

@@ -5,6 +5,8 @@
 
 #include <QTest>
 
+#include <cmath>
+
 using namespace meshplan::model;
 
 namespace {
@@ -152,6 +154,35 @@ private slots:
         // All-reduce keeps its tree (NCCL picks the tree at scale): 2 x (3 x 3 us + 6 x 6 us).
         const auto reduce = collectiveCost(cluster, CollectiveOp::AllReduce, whole(cluster, {"gpu", "node"}), v, achievable);
         QVERIFY(near(reduce.latencyTime, 2 * (3 * 3e-6 + 6 * 6e-6)));
+    }
+
+    void forwardedAllToAllCrossesTheNetworkOncePerNode()
+    {
+        // DeepEP's normal kernels (DeepSeek-V3 report sec. 3.2.2) send a token over InfiniBand once
+        // per node that holds one of its experts, then forward it over NVLink. EP32 on 4 H100 nodes,
+        // top-8: a node is missed with probability (3/4)^8, so each token crosses to
+        // 3 x (1 - 0.75^8) = 2.6997 other nodes, not 8 x 3/4 = 6 copies: a share of 0.44994.
+        // Hand-derived: V x 0.44994 x 3/16 of it leaves each node, over 400 GB/s x 0.8.
+        const auto cluster = Topology::gpuCluster(chip("h100-sxm"), 4, 8).value();
+        CollectiveOptions plain;
+        plain.mode = CostMode::Achievable;
+        CollectiveOptions forwarded = plain;
+        forwarded.forwardedTopK = 8;
+        const double v = 1e10;
+        const auto group = whole(cluster, {"gpu", "node"});
+        const double share = 4.0 * (1.0 - std::pow(0.75, 8)) / 8.0;
+        QVERIFY(near(share, 0.449944, 1e-5));
+        const auto every = collectiveCost(cluster, CollectiveOp::AllToAll, group, v, plain);
+        const auto once = collectiveCost(cluster, CollectiveOp::AllToAll, group, v, forwarded);
+        QVERIFY(near(every.bandwidthTime, v * 3.0 / 16.0 / (4e11 * 0.8)));
+        QVERIFY(near(once.bandwidthTime, v * share * 3.0 / 16.0 / (4e11 * 0.8)));
+        // Top-1 has nothing to share; inside one node nothing crosses the network.
+        forwarded.forwardedTopK = 1;
+        QVERIFY(near(collectiveCost(cluster, CollectiveOp::AllToAll, group, v, forwarded).time, every.time));
+        forwarded.forwardedTopK = 8;
+        const auto node = Topology::gpuCluster(chip("h100-sxm"), 1, 8).value();
+        QVERIFY(near(collectiveCost(node, CollectiveOp::AllToAll, whole(node, {"gpu"}), v, forwarded).time,
+                     collectiveCost(node, CollectiveOp::AllToAll, whole(node, {"gpu"}), v, plain).time));
     }
 
     void sharpHalvesAnAllReduce()
