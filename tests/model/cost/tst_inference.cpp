@@ -372,6 +372,15 @@ private slots:
         const double dispatch = 262144.0 * 8 * 7168;
         QCOMPARE(find(longPrompts, "prefill: expert dispatch").bytes, dispatch);
         QCOMPARE(find(longPrompts, "prefill: expert combine").bytes, 2.0 * dispatch);
+        // The all-to-alls the other micro-batch hides still hold H100's collective_sm_share (0.152)
+        // of the SMs: the prefill pays that share of their hidden time (here all of it is hidden).
+        Derivations why;
+        const auto explained = evaluate(parse(plan(128, 4096)), CostMode::Achievable, &why);
+        QVERIFY(explained.hasValue());
+        const double hidden = find(longPrompts, "prefill: expert dispatch").timeS
+                              + find(longPrompts, "prefill: expert combine").timeS;
+        QCOMPARE(find(longPrompts, "prefill: expert dispatch").exposedS, 0.0);
+        QVERIFY(std::fabs(explained->terms.at("prefill_overlap_interference_s") - 0.152 * hidden) < 1e-9 * hidden);
         const auto book = run(plan(128, 4096), CostMode::Ideal);
         QCOMPARE(find(book, "prefill: expert dispatch").countPerStep, std::int64_t(58));
         QCOMPARE(find(book, "prefill: expert dispatch").bytes, 2.0 * dispatch);
