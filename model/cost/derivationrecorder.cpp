@@ -113,6 +113,12 @@ void explainCollective(DerivationRecorder &why, const Topology &topology, std::s
     const std::string what = std::string(collectiveName(use.op)) + " of " + formatBytes(use.bytes, true) + " over "
                              + (axes.empty() ? "no axis" : axes);
     const DerivationValue countValue{"count", count, "", "occurrences per step"};
+    std::string words = collectiveWords(use.op, tpu);
+    if (use.op == CollectiveOp::AllToAll && !tpu && options.forwardedTopK > 0)
+        words += " Each token crosses the network once per node that holds one of its top-"
+                 + std::to_string(int(options.forwardedTopK))
+                 + " experts and is forwarded over NVLink there (DeepEP's normal kernels): over M nodes, "
+                   "M(1 − (1 − 1/M)^k)/k of the k(M − 1)/M copies a plain all-to-all would send across.";
     const double oneTime = ideal ? std::max(one.bandwidthTime, one.latencyTime) : one.bandwidthTime + one.latencyTime;
     if (one.time == oneTime && timeEach == one.time) {
         why.record(path + ".time_s", use.timeS,
@@ -122,14 +128,14 @@ void explainCollective(DerivationRecorder &why, const Topology &topology, std::s
                      "the " + what + ": bytes each chip moves over the " + std::string(linkName(one.bindingLink))
                          + " bandwidth" + (ideal ? "" : " (at its achievable efficiency)")},
                     {"latency_s", one.latencyTime, "", "per-hop latency summed over the levels it crosses"}},
-                   collectiveWords(use.op, tpu) + (ideal ? " The book takes the larger of the two terms." : " Here the two terms add."),
+                   words + (ideal ? " The book takes the larger of the two terms." : " Here the two terms add."),
                    chapter, section);
     } else {
         why.record(path + ".time_s", use.timeS, "count * time_each",
                    {countValue,
                     {"time_each", timeEach, "",
                      "the " + what + ", averaged over the layers it serves (their sizes differ)"}},
-                   collectiveWords(use.op, tpu), chapter, section);
+                   words, chapter, section);
     }
     why.record(path + ".exposed_s", use.exposedS, "min(time_s, exposed)",
                {{"time_s", use.timeS, path + ".time_s", ""}, {"exposed", exposed, "", overlapRule}},
