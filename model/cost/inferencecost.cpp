@@ -49,6 +49,10 @@ constexpr double kFourBitDecodeEfficiency = 0.50;
 // (DeepEP README: "FP8 dispatching and BF16 combining").
 constexpr double kEpPrefillMicroBatches = 2.0;
 
+constexpr const char *kFusedAllReduceReason =
+    "on a TPU the all-reduce runs fused with the matmul that produces it (attention output, MLP down "
+    "projection) and hides behind that matmul's weight stream; only what outlasts the stream shows";
+
 class InferenceCost
 {
 public:
@@ -104,7 +108,9 @@ private:
     /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
                        double overlapFlops, double overlapS, double exposedShare = 1.0,
-                       const CollectiveOptions *options = nullptr);
+                       const CollectiveOptions *options = nullptr, const char *hiddenReason = nullptr);
+    /// The share of a decode tensor all-reduce (`allReduce` seconds) left on the critical path.
+    double tensorAllReduceExposedShare(double allReduce, double expertFraction) const;
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
     void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
@@ -209,8 +215,36 @@ double InferenceCost::kvShards(double batch) const
 {
     // KV heads first (at most K-way; MLA's latent is one "head"), then the batch (book ch. 7).
     const double headUnits = m_model.mla ? 1.0 : double(m_model.kvHeads);
-    const double group = double(m_tp) * m_ep;
+    // Engines replicate the KV heads past K-way on the tensor axis instead (vLLM's and
+    // TensorRT-LLM's num_kv_head_replicas; jax-llm-examples shards kv_heads over one of its two
+    // tensor axes): the book's batch split and its all-to-alls stay the ideal model's.
+    const double tensorShards = m_mode == CostMode::Achievable ? std::min(double(m_tp), headUnits) : double(m_tp);
+    const double group = tensorShards * m_ep;
     return double(m_pp) * m_cp * std::min(group, headUnits * std::max(1.0, batch));
+}
+
+double InferenceCost::tensorAllReduceExposedShare(double allReduce, double expertFraction) const
+{
+    // XLA on a TPU fuses a row-parallel matmul into the all-reduce of its output and pipelines
+    // the two: in jax-llm-examples' decode profile of Llama 3.1 70B on v5e-16 (llama3/README.md,
+    // images/llama3_70B_decode_step.png) the attention output and MLP down projections run inside
+    // all-reduce fusions. A small reduction's latency then hides behind that matmul's weight
+    // stream; only what outlasts the stream shows. A GPU runs the all-reduce as a kernel of its
+    // own after the matmul's, so there nothing hides.
+    if (m_mode != CostMode::Achievable || !m_chip.isTpu() || !(allReduce > 0))
+        return 1.0;
+    const ModelSpec &m = m_model;
+    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    const double streamRate = lanes * m_decodeWeightHbm / m_weightBytes; // weights per second
+    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double outProjection = double(m.heads) * v * double(m.dModel) / streamRate;
+    const auto [dense, experts] = layerWeights();
+    const double mlpPerLayer =
+        (dense - double(m.layers) * double(m_params.attentionPerLayer) + experts * expertFraction) / double(m.layers);
+    const double downProjection = mlpPerLayer / (m.mlp == MlpKind::Gated ? 3.0 : 2.0) / streamRate;
+    if (m.parallelBlock)
+        return std::max(0.0, allReduce - outProjection - downProjection) / allReduce;
+    return (std::max(0.0, allReduce - outProjection) + std::max(0.0, allReduce - downProjection)) / (2.0 * allReduce);
 }
 
 double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes) const
@@ -225,7 +259,7 @@ double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes, c
 
 void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
                                   double overlapFlops, double overlapS, double exposedShare,
-                                  const CollectiveOptions *options)
+                                  const CollectiveOptions *options, const char *hiddenReason)
 {
     const auto &spans = m_placement.of(role);
     if (count <= 0 || bytes <= 0 || spans.empty())
@@ -240,9 +274,10 @@ void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, R
     if (m_why.on())
         explainCollective(m_why, m_t, m_out.collectives.size() - 1, m_out.collectives.back(), spans, count, each,
                           each * count * exposedShare, o,
-                          exposedShare < 1.0 ? "prefill splits the batch into micro-batches and runs one's all-to-alls "
-                                               "beside the other's layer compute; only what outlasts it shows"
-                                             : "serving is latency-bound: nothing hides a decode or prefill collective");
+                          hiddenReason ? hiddenReason
+                          : exposedShare < 1.0 ? "prefill splits the batch into micro-batches and runs one's all-to-alls "
+                                                 "beside the other's layer compute; only what outlasts it shows"
+                                               : "serving is latency-bound: nothing hides a decode or prefill collective");
 }
 
 void InferenceCost::addOperation(const std::string &op, const char *kind, double flops, double bytes, double count)
@@ -369,14 +404,17 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double perLayerAr = m.parallelBlock ? 1.0 : 2.0;
     double comms = 0;
     if (m_tp > 1) {
-        comms += perLayerAr * m.layers * collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
+        const double allReduce = collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
+        const double exposedShare = tensorAllReduceExposedShare(allReduce, expertFraction);
+        comms += perLayerAr * m.layers * allReduce * exposedShare;
         if (record)
             addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
-                          layerFlops / perLayerAr, layerTime / perLayerAr);
+                          layerFlops / perLayerAr, layerTime / perLayerAr, exposedShare, nullptr,
+                          exposedShare < 1.0 ? kFusedAllReduceReason : nullptr);
         const double headUnits = m.mla ? 1.0 : double(m.kvHeads);
         // Only when the batch is actually split past the heads: one sequence keeps its KV heads
         // replicated on the extra chips (kvShards), and nothing moves.
-        if (m_tp > headUnits && kvShards(batch) > kvShards(1.0)) {
+        if (m_mode == CostMode::Ideal && m_tp > headUnits && kvShards(batch) > kvShards(1.0)) {
             // KV sharded over batch past K-way: queries and outputs move between head and batch
             // sharding with two all-to-alls per attention layer (book ch. 7).
             const double q = batch * m.heads * v * m_actBytes;
@@ -707,9 +745,10 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
     const std::string elementwise = explainElementwise("decode_elementwise_s", ph.elementwise, batchValue);
     std::vector<DerivationValue> parts;
     for (std::size_t i = firstCollective; i < m_out.collectives.size(); ++i)
-        parts.push_back({"c" + std::to_string(i), m_out.collectives[i].timeS, "collectives[" + std::to_string(i) + "].time_s", ""});
+        parts.push_back({"c" + std::to_string(i), m_out.collectives[i].exposedS, "collectives[" + std::to_string(i) + "].exposed_s", ""});
     const std::string comms = m_why.term("decode_communication_s", ph.comms, DerivationRecorder::sum(parts), parts,
-                                         "The decode step's collectives: on the latency-critical path, nothing hides them.",
+                                         "The decode step's collectives: on the latency-critical path. Only a TPU's "
+                                         "tensor all-reduce hides, inside the matmul that produces it.",
                                          "7", "Sharding generation");
     const std::string latency = m_why.term(
         "decode_latency_s", ph.latency, "layer_latency * layers",

@@ -401,6 +401,60 @@ private slots:
         QCOMPARE(count(run(servingPlan("llama-3-8b", {4, 4}, 16, 8, 1024, 16))), 1);
     }
 
+    // Past K-way the engines replicate the KV heads on the tensor axis (vLLM's and TensorRT-LLM's
+    // num_kv_head_replicas, jax-llm-examples' kv_heads rule): no all-to-all, and each chip holds
+    // and reads 1/K of the cache, not 1/TP. The book's batch split stays the ideal model's.
+    // llama-3-70b, 8 KV heads, TP16 on v5e 4x4, batch 8 at a 2048-token context.
+    void achievableDecodeReplicatesKvHeadsPastTheTensorDegree()
+    {
+        const json doc = servingPlan("llama-3-70b", {4, 4}, 16, 8, 2048, 1, "int8", "int8");
+        const auto count = [](const Evaluation &e) {
+            int n = 0;
+            for (const auto &c : e.collectives)
+                n += c.purpose == "decode: queries to batch-sharded KV";
+            return n;
+        };
+        const auto book = run(doc, CostMode::Ideal);
+        const auto real = run(doc, CostMode::Achievable);
+        QCOMPARE(count(book), 1);
+        QCOMPARE(count(real), 0);
+        // 163,840 B per token (int8) x 8 x 2049 tokens: / 16 in the book, / 8 replicated.
+        const double cache = 163840.0 * 8 * 2049;
+        QVERIFY(std::fabs(book.memory.kvCache - cache / 16) < 1e-6 * cache);
+        QVERIFY(std::fabs(real.memory.kvCache - cache / 8) < 1e-6 * cache);
+    }
+
+    // On a TPU the tensor all-reduce runs fused with the row-parallel matmul that produces it and
+    // hides behind that matmul's weight stream. Hand-derived for llama-3-70b int8 on v5e 4x4,
+    // TP16, batch 8: the all-reduce of 8 x 8192 x 2 B is 12 hops x 1 us + 2 x 131,072 B over
+    // 2 x 4.5e10 x 4/3 B/s / 0.9 = 14.43 us. The weights stream at 16 x 0.9 x 8.2e11 B/s (1 B
+    // each): the attention output projection (64 x 128 x 8192) takes 5.69 us, so 8.74 us of
+    // its all-reduce shows; the down projection (8192 x 28672) takes 19.9 us and hides the other.
+    // Exposed: 80 x 8.74 us = 0.699 ms of 160 x 14.43 us = 2.31 ms. A GPU hides nothing.
+    void tpuTensorAllReduceHidesBehindItsMatmul()
+    {
+        const auto e = run(servingPlan("llama-3-70b", {4, 4}, 16, 8, 2048, 1, "int8", "int8"), CostMode::Achievable);
+        const CollectiveUse *ar = nullptr;
+        for (const auto &c : e.collectives)
+            if (c.purpose == "decode: tensor activations")
+                ar = &c;
+        QVERIFY(ar);
+        QVERIFY(std::fabs(ar->timeS - 160 * 14.43e-6) < 0.005 * ar->timeS);
+        const double stream = 16 * 0.9 * 8.2e11;
+        const double each = ar->timeS / 160;
+        const double exposed = 80 * (each - 64.0 * 128 * 8192 / stream);
+        QVERIFY(std::fabs(ar->exposedS - exposed) < 0.01 * exposed);
+        QVERIFY(std::fabs(ar->exposedS - 0.699e-3) < 0.01 * 0.699e-3);
+        // The book's model and a GPU keep every microsecond on the path.
+        const auto book = run(servingPlan("llama-3-70b", {4, 4}, 16, 8, 2048, 1, "int8", "int8"), CostMode::Ideal);
+        for (const auto &c : book.collectives)
+            QCOMPARE(c.exposedS, c.timeS);
+        const auto gpu = run(gpuPlan("llama-3-70b", 8, 8, 2048, 1), CostMode::Achievable);
+        for (const auto &c : gpu.collectives)
+            if (c.purpose == "decode: tensor activations")
+                QCOMPARE(c.exposedS, c.timeS);
+    }
+
     void batchThatCannotFitIsAWarningNotACrash()
     {
         const auto e = run(servingPlan("llama-3-70b", {2, 2}, 4, 512, 32768, 1024), CostMode::Achievable);
