@@ -144,6 +144,8 @@ private:
     CollectiveOptions m_options;
 
     int m_tp = 1, m_pp = 1, m_ep = 1, m_fs = 1, m_cp = 1, m_dp = 1;
+    double m_lanes = 1;       ///< chips working on one stage at once: tensor x expert x fsdp x context
+    double m_kvHeadUnits = 1; ///< the KV heads one can shard (MLA's latent is one)
     double m_peak = 0;
     double m_hbm = 0;
     double m_decodeWeightHbm = 0; ///< bytes/s a decode step reads the weights at
@@ -167,6 +169,8 @@ std::optional<Error> InferenceCost::validate()
     m_fs = p.degree(Role::Fsdp);
     m_cp = p.degree(Role::Context);
     m_dp = p.degree(Role::Data);
+    m_lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    m_kvHeadUnits = m_model.mla ? 1.0 : double(m_model.kvHeads);
     if (m_chip.peakFlops(m_spec.computeDtype) <= 0)
         return Error{"workload.compute_dtype", m_chip.id + " has no FLOPs/s figure for "
                                                    + std::string(dtypeName(m_spec.computeDtype))};
@@ -214,13 +218,12 @@ double InferenceCost::weightBytesPerChip() const
 double InferenceCost::kvShards(double batch) const
 {
     // KV heads first (at most K-way; MLA's latent is one "head"), then the batch (book ch. 7).
-    const double headUnits = m_model.mla ? 1.0 : double(m_model.kvHeads);
     // Engines replicate the KV heads past K-way on the tensor axis instead (vLLM's and
     // TensorRT-LLM's num_kv_head_replicas; jax-llm-examples shards kv_heads over one of its two
     // tensor axes): the book's batch split and its all-to-alls stay the ideal model's.
-    const double tensorShards = m_mode == CostMode::Achievable ? std::min(double(m_tp), headUnits) : double(m_tp);
+    const double tensorShards = m_mode == CostMode::Achievable ? std::min(double(m_tp), m_kvHeadUnits) : double(m_tp);
     const double group = tensorShards * m_ep;
-    return double(m_pp) * m_cp * std::min(group, headUnits * std::max(1.0, batch));
+    return double(m_pp) * m_cp * std::min(group, m_kvHeadUnits * std::max(1.0, batch));
 }
 
 double InferenceCost::tensorAllReduceExposedShare(double allReduce, double expertFraction) const
@@ -234,8 +237,7 @@ double InferenceCost::tensorAllReduceExposedShare(double allReduce, double exper
     if (m_mode != CostMode::Achievable || !m_chip.isTpu() || !(allReduce > 0))
         return 1.0;
     const ModelSpec &m = m_model;
-    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
-    const double streamRate = lanes * m_decodeWeightHbm / m_weightBytes; // weights per second
+    const double streamRate = m_lanes * m_decodeWeightHbm / m_weightBytes; // weights per second
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     const double outProjection = double(m.heads) * v * double(m.dModel) / streamRate;
     const auto [dense, experts] = layerWeights();
@@ -304,7 +306,7 @@ void InferenceCost::recordOperations(const std::string &prefix, double rows, dou
     // Per chip, as the step cost counts it: FLOPs and weights over the chips of one stage. Tensor
     // parallelism splits the widths (heads, d_ff); fsdp, expert and context the rows.
     const ModelSpec &m = m_model;
-    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    const double lanes = m_lanes;
     const double tp = m_tp;
     const double r = rows * tp / lanes; // rows (tokens) one chip multiplies
     const double d = double(m.dModel);
@@ -363,7 +365,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
 {
     const ModelSpec &m = m_model;
     Phase ph;
-    const double lanes = double(m_tp) * m_ep * m_fs * m_cp; // chips working on one stage at once
+    const double lanes = m_lanes;
     // Weights read per step: with MoE only the experts some token picked (expected distinct
     // choices of batch x k draws among E).
     double expertFraction = 1.0;
@@ -411,10 +413,9 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
             addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
                           layerFlops / perLayerAr, layerTime / perLayerAr, exposedShare, nullptr,
                           exposedShare < 1.0 ? kFusedAllReduceReason : nullptr);
-        const double headUnits = m.mla ? 1.0 : double(m.kvHeads);
         // Only when the batch is actually split past the heads: one sequence keeps its KV heads
         // replicated on the extra chips (kvShards), and nothing moves.
-        if (m_mode == CostMode::Ideal && m_tp > headUnits && kvShards(batch) > kvShards(1.0)) {
+        if (m_mode == CostMode::Ideal && m_tp > m_kvHeadUnits && kvShards(batch) > kvShards(1.0)) {
             // KV sharded over batch past K-way: queries and outputs move between head and batch
             // sharding with two all-to-alls per attention layer (book ch. 7).
             const double q = batch * m.heads * v * m_actBytes;
@@ -481,7 +482,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     Phase ph;
     const double prompt = double(m_spec.promptLen);
     const double tokens = sequences * prompt;
-    const double lanes = double(m_tp) * m_ep * m_fs * m_cp;
+    const double lanes = m_lanes;
     const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
                                 + double(m.vocab * m.dModel);
     const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
@@ -601,7 +602,7 @@ DerivationValue InferenceCost::hbmEfficiencyValue() const
 
 DerivationValue InferenceCost::lanesValue() const
 {
-    return {"lanes", double(m_tp) * m_ep * m_fs * m_cp, "",
+    return {"lanes", m_lanes, "",
             "chips working on one pipeline stage at once: tensor × expert × fsdp × context"};
 }
 
