@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 using namespace meshplan::model;
@@ -34,7 +35,22 @@ struct Row {
     double baseline = 0;  ///< training: one MFU for every run; serving: the book's ideal model
     double flopsOverPeak = 0; ///< training: model FLOPs / (chips x peak), for the flat baseline
     std::string skipped;      ///< why the row is listed but not scored
+    std::string family;       ///< chips, dense or MoE, and the kind of run, for the per-family table
 };
+
+/// The chips a family names: the generation, not the SKU (H100, H200 and H800 share a die).
+std::string chipFamily(const Chip &chip)
+{
+    if (chip.isTpu())
+        return "TPU";
+    if (chip.id.rfind("a100", 0) == 0)
+        return "A100";
+    if (chip.id.rfind("h100", 0) == 0 || chip.id == "h200" || chip.id == "h800")
+        return "H100/H200";
+    if (chip.id == "b200" || chip.id == "gb200")
+        return "B200/GB200";
+    return chip.id;
+}
 
 std::string readText(const QString &path)
 {
@@ -113,6 +129,9 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
         return;
     }
     row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name;
+    // Long context: past the 16K tokens the attention kernels' published curves reach.
+    row.family = chipFamily(plan->topology.chip()) + ", " + (plan->model.moe ? "MoE" : "dense") + ", "
+                 + (plan->training.seqLen > 16384 ? "sequences over 16K" : "sequences up to 16K");
     if (!measured.contains("step_time_s")) {
         row.skipped = "no step time published (MFU only)";
         rows.push_back(row);
@@ -149,6 +168,11 @@ void addServing(std::vector<Row> &rows, const QString &path, const json &measure
         }
         row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name
                    + ", batch " + std::to_string(plan->inference.batch);
+        const bool prefill = row.quantity.find("prefill") != std::string::npos
+                             || row.quantity.find("first_token") != std::string::npos;
+        const bool decode = row.quantity.find("decode") != std::string::npos;
+        row.family = chipFamily(plan->topology.chip()) + ", " + (plan->model.moe ? "MoE" : "dense") + ", "
+                     + (prefill ? "prefill" : decode ? "decode step" : "whole-batch throughput");
         if (!compare.value("enabled", true)) {
             row.skipped = compare.value("disabled_reason", std::string("disabled in the source file"));
             rows.push_back(row);
@@ -268,6 +292,30 @@ std::string generatePage()
         page << "| " << g.title << " (band ±" << fixed(100 * g.band, 0) << "%) | " << s.scored << " | "
              << fixed(100 * s.medianModel, 1) << "% | " << s.withinModel << " of " << s.scored << " | "
              << fixed(100 * s.medianBaseline, 1) << "% | " << s.withinBaseline << " of " << s.scored << " |\n";
+    }
+    page << "\n## Check runs by family\n\n"
+         << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
+         << "a time (step, prefill, decode step) negative means the model predicts it faster than measured; "
+         << "for a throughput (tokens/s) negative means slower.\n\n";
+    bool firstTable = true;
+    for (const auto &g : groups) {
+        if (std::string(g.group) == "calibration")
+            continue;
+        page << (firstTable ? "" : "\n") << "| " << g.title << " | Scored | Median error | Median abs. error | Within ±" << fixed(100 * g.band, 0)
+             << "% |\n|---|---|---|---|---|\n";
+        std::map<std::string, std::vector<double>> families;
+        for (const Row &r : rows)
+            if (r.group == g.group && r.skipped.empty())
+                families[r.family].push_back(r.predicted / r.measured - 1);
+        for (const auto &[family, errors] : families) {
+            std::vector<double> magnitudes;
+            for (double e : errors)
+                magnitudes.push_back(std::abs(e));
+            const auto within = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= g.band; });
+            page << "| " << family << " | " << errors.size() << " | " << percent(median(errors)) << " | "
+                 << fixed(100 * median(magnitudes), 1) << "% | " << within << " of " << errors.size() << " |\n";
+        }
+        firstTable = false;
     }
     for (const auto &g : groups) {
         page << "\n## " << g.title << "\n\n| Run | Setup | Quantity | Measured | Predicted | Error | Flat | Flat error | Source |\n"
