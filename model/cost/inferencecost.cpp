@@ -153,6 +153,9 @@ private:
     /// The matmul rate over the fused attention kernel's forward rate at the prompt's length: how
     /// much slower a prefill's attention FLOPs run than its weight matmuls (1: the matmul rate).
     double m_prefillAttentionSlowdown = 1.0;
+    double m_prefillExpertFactor = 1.0;      ///< the prefill matmuls' time with routed-token sorting, over without
+    double m_prefillDispatchEfficiency = 1.0; ///< the routed experts' share of their matmul rate in a prefill
+    double m_prefillRoutedShare = 0.0;        ///< the routed experts' share of a token's matmul FLOPs
     double m_weightBytes = 2;
     double m_kvBytes = 2;
     double m_actBytes = 2;
@@ -491,7 +494,8 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
-    ph.flops = (2.0 * matmulParams * prefillMatmulShape() + attention * m_prefillAttentionSlowdown) * tokens
+    ph.flops = (2.0 * matmulParams * prefillMatmulShape() * m_prefillExpertFactor + attention * m_prefillAttentionSlowdown)
+               * tokens
                / (lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
     const double pipelineFactor = (sequences + m_pp - 1.0) / sequences;
@@ -775,21 +779,33 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     const double prompt = double(m_spec.promptLen);
     const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding) + double(m.vocab * m.dModel);
     const DerivationValue tokens{"tokens", sequences * prompt, "", "prompt tokens of the sequences prefilled together"};
+    std::vector<DerivationValue> flopValues{
+        {"matmul_params", matmulParams, "", "model: active weights in matmuls"},
+        {"shape", prefillMatmulShape(), "",
+         m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
+                                   : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"},
+        {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
+        {"attention_factor", m_prefillAttentionSlowdown, "",
+         m_prefillAttentionSlowdown == 1.0
+             ? "1: attention at the matmul rate (the ideal model, a TPU, or no kernel curve for the chip)"
+             : "the matmul rate over the fused attention kernel's forward rate at the prompt's length, in 16 bits "
+               "(catalog attention_kernels, derated as the matmuls are)"},
+        tokens, lanesValue(), peakValue(), flopsFractionValue(),
+        {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}};
+    std::string matmuls = "2 * matmul_params * shape";
+    if (m_prefillRoutedShare > 0) {
+        matmuls += " * (1 + routed_share * (1 / dispatch_efficiency - 1))";
+        flopValues.push_back({"routed_share", m_prefillRoutedShare, "",
+                              "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"});
+        flopValues.push_back({"dispatch_efficiency", m_prefillDispatchEfficiency, "",
+                              "the share of their rate the routed experts keep while their tokens are sorted to them and "
+                              "back: 1 / (1 + 1.5 × permute_cost × ridge / d_ff_expert), the training step's forward "
+                              "alone"});
+    }
     const std::string flops = m_why.term(
         "prefill_flops_s", ph.flops,
-        "(2 * matmul_params * shape + attention_flops * attention_factor) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
-        {{"matmul_params", matmulParams, "", "model: active weights in matmuls"},
-         {"shape", prefillMatmulShape(), "",
-          m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
-                                    : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"},
-         {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
-         {"attention_factor", m_prefillAttentionSlowdown, "",
-          m_prefillAttentionSlowdown == 1.0
-              ? "1: attention at the matmul rate (the ideal model, a TPU, or no kernel curve for the chip)"
-              : "the matmul rate over the fused attention kernel's forward rate at the prompt's length, in 16 bits "
-                "(catalog attention_kernels, derated as the matmuls are)"},
-         tokens, lanesValue(), peakValue(), flopsFractionValue(),
-         {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}},
+        "(" + matmuls + " + attention_flops * attention_factor) * tokens / (lanes * (peak_flops * flops_fraction)) * pipeline_factor",
+        std::move(flopValues),
         "Prefill runs the prompt's forward pass: 2 FLOPs per weight per token plus attention, compute-bound at "
         "any real prompt length.",
         "7", "Sampling, prefill and generation");
@@ -897,6 +913,16 @@ std::optional<Error> InferenceCost::run()
         m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
     }
     m_prefillAttentionSlowdown = ideal ? 1.0 : prefillAttentionSlowdown();
+    if (m.moe && !ideal) {
+        // Routed tokens are sorted to their experts and back around the grouped matmuls, as in a
+        // training step's forward (softwarestack.cpp); the rest of the layer is untouched.
+        const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
+                                    + double(m.vocab * m.dModel);
+        m_prefillRoutedShare = double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams)
+                               / matmulParams;
+        m_prefillDispatchEfficiency = forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
+        m_prefillExpertFactor = 1.0 + m_prefillRoutedShare * (1.0 / m_prefillDispatchEfficiency - 1.0);
+    }
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);

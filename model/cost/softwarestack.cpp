@@ -26,6 +26,10 @@ constexpr double kExpertDispatchCostTpu = 10.4;
 // backward, against the gated expert's 6 x d_model x d_ff_expert FLOPs forward and twice that
 // backward. One efficiency serves every pass, so the step's average: 16 / 18 = 0.89.
 constexpr double kExpertDispatchCostGpu = 16.0 / 18.0;
+// A forward pass alone moves each routed token once (8 x d_model bytes on GPUs) against the
+// forward's 6 x d_model x d_ff_expert FLOPs: 8 / 6 against the step's 16 / 18, a factor of 1.5.
+// The TPU constant, calibrated on whole steps, is scaled by the same factor.
+constexpr double kForwardDispatchScale = (8.0 / 6.0) / kExpertDispatchCostGpu;
 
 std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
@@ -125,6 +129,14 @@ double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert
     if (!(dFfExpert > 0))
         return 1.0;
     return 1.0 / (1.0 + (chip.isTpu() ? kExpertDispatchCostTpu : kExpertDispatchCostGpu) * ridge / dFfExpert);
+}
+
+double forwardExpertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert)
+{
+    if (!(dFfExpert > 0))
+        return 1.0;
+    const double cost = kForwardDispatchScale * (chip.isTpu() ? kExpertDispatchCostTpu : kExpertDispatchCostGpu);
+    return 1.0 / (1.0 + cost * ridge / dFfExpert);
 }
 
 } // namespace meshplan::model

@@ -386,6 +386,43 @@ private slots:
         QCOMPARE(find(book, "prefill: expert dispatch").bytes, 2.0 * dispatch);
     }
 
+    // Mechanism: a MoE prefill sorts each routed token to its experts and back around the grouped
+    // matmuls (8 x d_model bytes a token through HBM against the forward's 6 x d_model x d_ff_expert
+    // FLOPs), as a training step's forward does. DeepSeek-V3 fp8 on H100: the matmul rate is
+    // 1979 x 0.709 x (0.60 / 0.803) TFLOP/s against 3.35 x 0.85 TB/s, a ridge of 368.2 FLOPs per
+    // byte, so the routed experts keep 1 / (1 + 4/3 x 368.2 / 2048) = 0.807 of their rate. Their
+    // share of a token's matmul FLOPs is 58 MoE layers x top-8 x 3 x 7168 x 2048 weights.
+    void prefillSortsRoutedTokensToTheirExperts()
+    {
+        json doc = gpuPlan("deepseek-v3", 8, 128, 4096, 1, "fp8", "expert");
+        doc["hardware"]["topology"] = {{"nodes", 4}, {"gpus_per_node", 8}};
+        doc["parallelism"] = {{"expert", 32}};
+        doc["workload"]["compute_dtype"] = "fp8";
+        Derivations why;
+        QVERIFY(evaluate(parse(doc), CostMode::Achievable, &why).hasValue());
+        const Derivation &flops = why.at("terms.prefill_flops_s");
+        const DerivationValue *efficiency = flops.find("dispatch_efficiency");
+        const DerivationValue *share = flops.find("routed_share");
+        const DerivationValue *params = flops.find("matmul_params");
+        QVERIFY(efficiency && share && params);
+        const double ridge = 1979e12 * 0.709 * (0.60 / 0.803) / (3.35e12 * 0.85);
+        QVERIFY(std::fabs(ridge - 368.2) < 0.1);
+        QVERIFY(std::fabs(efficiency->value - 1.0 / (1.0 + 4.0 / 3.0 * ridge / 2048.0)) < 1e-9);
+        QVERIFY(std::fabs(efficiency->value - 0.807) < 1e-3);
+        const double routed = 58.0 * 8 * 3 * 7168 * 2048;
+        QVERIFY(std::fabs(share->value * params->value - routed) < 1e-6 * routed);
+        // So the prefill's matmuls take 1 + share x (1 / 0.807 - 1) of their time without sorting.
+        const double matmuls = 1.0 + share->value * (1.0 / efficiency->value - 1.0);
+        QVERIFY(matmuls > 1.1 && matmuls < 1.2);
+        // A dense model sorts nothing, and the book's ideal model leaves the sorting out.
+        Derivations dense;
+        QVERIFY(evaluate(parse(gpuPlan("llama-3-8b", 1, 1, 4096, 1)), CostMode::Achievable, &dense).hasValue());
+        QVERIFY(!dense.at("terms.prefill_flops_s").find("routed_share"));
+        Derivations book;
+        QVERIFY(evaluate(parse(doc), CostMode::Ideal, &book).hasValue());
+        QVERIFY(!book.at("terms.prefill_flops_s").find("dispatch_efficiency"));
+    }
+
     // Book ch. 7: sharding KV past its heads splits the batch and costs two all-to-alls; one
     // sequence cannot be split, so its KV heads stay replicated and nothing moves.
     void kvAllToAllOnlyWhenTheBatchIsSplit()
