@@ -93,6 +93,11 @@ private:
     Phase prefill(double sequences, bool record);
     /// The weight matmuls' mean 1 / efficiency at their shapes in a prefill (1 in the ideal model).
     double prefillMatmulShape() const;
+    /// Weights a token multiplies in matmuls: the active parameters less the embedding lookup,
+    /// with the output layer.
+    double activeMatmulWeights() const;
+    /// Sets the prefill's routed-token sorting (m_prefillExpertFactor and the values explaining it).
+    void priceExpertSorting();
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
     double prefillAttentionSlowdown() const;
     double kvShards(double batch) const;
@@ -309,9 +314,8 @@ void InferenceCost::recordOperations(const std::string &prefix, double rows, dou
     // Per chip, as the step cost counts it: FLOPs and weights over the chips of one stage. Tensor
     // parallelism splits the widths (heads, d_ff); fsdp, expert and context the rows.
     const ModelSpec &m = m_model;
-    const double lanes = m_lanes;
     const double tp = m_tp;
-    const double r = rows * tp / lanes; // rows (tokens) one chip multiplies
+    const double r = rows * tp / m_lanes; // rows (tokens) one chip multiplies
     const double d = double(m.dModel);
     const double act = m_actBytes;
     const double wb = m_weightBytes;
@@ -326,49 +330,48 @@ void InferenceCost::recordOperations(const std::string &prefix, double rows, dou
                                                 : 2.0 * m.kvHeads * m.headDim);
     const double outW = double(m.heads) * v * d;
     const double qkvW = double(m_params.attentionPerLayer) - outW;
-    addOperation(prefix + "attention qkv projection", "matmul", 2.0 * rows * qkvW / lanes,
-                 wb * qkvW / lanes + act * r * (d + qkvOut / tp), layers);
-    addOperation(prefix + "attention output projection", "matmul", 2.0 * rows * outW / lanes,
-                 wb * outW / lanes + act * r * (m.heads * v / tp + d), layers);
+    addOperation(prefix + "attention qkv projection", "matmul", 2.0 * rows * qkvW / m_lanes,
+                 wb * qkvW / m_lanes + act * r * (d + qkvOut / tp), layers);
+    addOperation(prefix + "attention output projection", "matmul", 2.0 * rows * outW / m_lanes,
+                 wb * outW / m_lanes + act * r * (m.heads * v / tp + d), layers);
     // Decode reads the whole cache; prefill attends causally within the prompt (half of it on average).
-    addOperation(prefix + "attention core", "attention", 2.0 * rows * context * m.heads * (qk + v) / lanes,
+    addOperation(prefix + "attention core", "attention", 2.0 * rows * context * m.heads * (qk + v) / m_lanes,
                  kvRead + act * r * m.heads * (qk + v) / tp, layers);
     if (denseLayers > 0) {
         const double f = double(m.dFf);
         const double downW = d * f;
         const double upW = double(m_params.denseMlpPerLayer) - downW;
-        addOperation(prefix + (m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up"), "matmul", 2.0 * rows * upW / lanes,
-                     wb * upW / lanes + act * r * (d + (width - 1.0) * f / tp), denseLayers);
-        addOperation(prefix + "mlp down", "matmul", 2.0 * rows * downW / lanes,
-                     wb * downW / lanes + act * r * (f / tp + d), denseLayers);
+        addOperation(prefix + (m.mlp == MlpKind::Gated ? "mlp up+gate" : "mlp up"), "matmul", 2.0 * rows * upW / m_lanes,
+                     wb * upW / m_lanes + act * r * (d + (width - 1.0) * f / tp), denseLayers);
+        addOperation(prefix + "mlp down", "matmul", 2.0 * rows * downW / m_lanes,
+                     wb * downW / m_lanes + act * r * (f / tp + d), denseLayers);
     }
     if (moeLayers > 0) {
         const MoeSpec &e = *m.moe;
         const double fe = double(e.dFfExpert);
         const double sharedW = double(m_params.moeSharedPerLayer);
-        addOperation(prefix + "moe router and shared experts", "matmul", 2.0 * rows * sharedW / lanes,
-                     wb * sharedW / lanes + act * r * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp),
+        addOperation(prefix + "moe router and shared experts", "matmul", 2.0 * rows * sharedW / m_lanes,
+                     wb * sharedW / m_lanes + act * r * (2.0 * d + e.experts + e.sharedExperts * width * fe / tp),
                      moeLayers);
         // Only the experts some token picked are read (all of them in a long prefill).
         const double expertW = double(e.experts) * double(m_params.expertParams) * expertFraction;
         addOperation(prefix + "moe routed experts", "matmul",
-                     2.0 * rows * e.expertsPerToken * double(m_params.expertParams) / lanes,
-                     wb * expertW / lanes + act * r * e.expertsPerToken * (2.0 * d + width * fe / tp), moeLayers);
+                     2.0 * rows * e.expertsPerToken * double(m_params.expertParams) / m_lanes,
+                     wb * expertW / m_lanes + act * r * e.expertsPerToken * (2.0 * d + width * fe / tp), moeLayers);
     }
     if (m_mode == CostMode::Achievable) // about one FLOP per element the step's elementwise kernels move
-        addOperation(prefix + "elementwise", "elementwise", kDecodeElementwiseTensors * rows * d / lanes,
-                     kDecodeElementwiseTensors * rows * d * act / lanes, layers);
+        addOperation(prefix + "elementwise", "elementwise", kDecodeElementwiseTensors * rows * d / m_lanes,
+                     kDecodeElementwiseTensors * rows * d * act / m_lanes, layers);
     // The logits matmul (the final norm's FLOPs with it, as the step counts them).
     const double logitsW = double(m.vocab * m.dModel);
-    addOperation(prefix + "logits (unembedding)", "matmul", 2.0 * rows * (logitsW + double(m_params.finalNorm)) / lanes,
-                 wb * logitsW / lanes + act * r * (d + double(m.vocab) / tp), 1.0);
+    addOperation(prefix + "logits (unembedding)", "matmul", 2.0 * rows * (logitsW + double(m_params.finalNorm)) / m_lanes,
+                 wb * logitsW / m_lanes + act * r * (d + double(m.vocab) / tp), 1.0);
 }
 
 InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, bool record)
 {
     const ModelSpec &m = m_model;
     Phase ph;
-    const double lanes = m_lanes;
     // Weights read per step: with MoE only the experts some token picked (expected distinct
     // choices of batch x k draws among E).
     double expertFraction = 1.0;
@@ -378,10 +381,9 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     }
     const auto [layers, experts] = layerWeights();
     const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
-    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (lanes * m_decodeWeightHbm);
-    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
-                                + double(m.vocab * m.dModel);
-    ph.flops = 2.0 * matmulParams * batch / (lanes * m_peak);
+    ph.weights = (dense + experts * expertFraction) * m_weightBytes / (m_lanes * m_decodeWeightHbm);
+    const double matmulParams = activeMatmulWeights();
+    ph.flops = 2.0 * matmulParams * batch / (m_lanes * m_peak);
     ph.compute = std::max(ph.flops, ph.weights);
 
     // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
@@ -389,10 +391,10 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Stages run one after another, so the step reads each stage's share on that stage's chips.
     const double kvRead = batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m_hbm;
-    const double attnFlops = 2.0 * batch * context * m.heads * (qk + v) * m.layers / (lanes * m_peak);
+    const double attnFlops = 2.0 * batch * context * m.heads * (qk + v) * m.layers / (m_lanes * m_peak);
     ph.kv = std::max(kvRead, attnFlops);
     if (m_mode == CostMode::Achievable)
-        ph.elementwise = kDecodeElementwiseTensors * batch * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+        ph.elementwise = kDecodeElementwiseTensors * batch * double(m.dModel) * m_actBytes * m.layers / (m_lanes * m_hbm);
     ph.latency = m_layerLatency * m.layers; // the stages' layers run one after another
 
     if (record)
@@ -437,9 +439,9 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
                                       + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine));
         if (record) {
-            const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
+            const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / m_lanes;
             const double expertRead = double(m.moe->experts) * double(m_params.expertParams) * expertFraction
-                                      * m_weightBytes / lanes;
+                                      * m_weightBytes / m_lanes;
             const double between = std::max(expertFlops / m_peak, expertRead / m_decodeWeightHbm) / 2.0;
             addCollective(CollectiveOp::AllToAll, "decode: expert dispatch", Role::Expert, dispatch, m.moeLayerCount(),
                           expertFlops / 2.0, between);
@@ -485,9 +487,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     Phase ph;
     const double prompt = double(m_spec.promptLen);
     const double tokens = sequences * prompt;
-    const double lanes = m_lanes;
-    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
-                                + double(m.vocab * m.dModel);
+    const double matmulParams = activeMatmulWeights();
     const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Causal attention over the prompt: on average each token attends to half of it.
@@ -496,21 +496,21 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
     ph.flops = (2.0 * matmulParams * prefillMatmulShape() * m_prefillExpertFactor + attention * m_prefillAttentionSlowdown)
                * tokens
-               / (lanes * m_peak);
+               / (m_lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
     const double pipelineFactor = (sequences + m_pp - 1.0) / sequences;
     ph.flops *= pipelineFactor;
     ph.weights = weightBytesPerChip() * m_pp / m_hbm; // every stage's weights, read once
     ph.compute = std::max(ph.flops, ph.weights);
     if (m_mode == CostMode::Achievable)
-        ph.elementwise = kDecodeElementwiseTensors * tokens * double(m.dModel) * m_actBytes * m.layers / (lanes * m_hbm);
+        ph.elementwise = kDecodeElementwiseTensors * tokens * double(m.dModel) * m_actBytes * m.layers / (m_lanes * m_hbm);
     if (record) // the attention kernel reads the prompt's keys and values as the cache stores them
         recordOperations("prefill: ", tokens, 0.5 * prompt, tokens * m_kvPerToken / m.layers * m_pp / kvShards(sequences),
                          1.0);
     const std::size_t firstPrefillCollective = m_out.collectives.size();
 
     // What lies between two collectives (per chip): one sequence's layer, attention, experts or stage.
-    const double seqLayerFlops = (2.0 * matmulParams + attention) * prompt / (lanes * m.layers);
+    const double seqLayerFlops = (2.0 * matmulParams + attention) * prompt / (m_lanes * m.layers);
     const double seqLayerTime = ph.compute / (sequences * m.layers);
     const double act = prompt * double(m.dModel) * m_actBytes; // one sequence's activations
     const double perLayerAr = m.parallelBlock ? 1.0 : 2.0;
@@ -545,7 +545,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         if (!ideal)
             ph.overlapInterference = m_chip.achievable.collectiveSmShare * m.moeLayerCount() * (perLayer - exposed);
         if (record) {
-            const double expertFlops = 2.0 * tokens * m.moe->expertsPerToken * double(m_params.expertParams) / lanes;
+            const double expertFlops = 2.0 * tokens * m.moe->expertsPerToken * double(m_params.expertParams) / m_lanes;
             const double share = ideal ? 2.0 : 2.0 * microBatches; // what runs beside one all-to-all
             const double between = ideal ? expertFlops / m_peak / 2.0 : layerTime / share;
             const double exposedShare = perLayer > 0 ? exposed / perLayer : 1.0;
@@ -558,11 +558,11 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     if (m_cp > 1) {
         const double kv = prompt * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
         const double ring = collectiveTime(CollectiveOp::AllGather, Role::Context, kv);
-        const double attnPerLayer = attention * m_prefillAttentionSlowdown / m.layers * prompt / (lanes * m_peak);
+        const double attnPerLayer = attention * m_prefillAttentionSlowdown / m.layers * prompt / (m_lanes * m_peak);
         comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
         if (record)
             addCollective(CollectiveOp::AllGather, "prefill: ring attention keys and values", Role::Context, kv,
-                          sequences * m.layers, attention / m.layers * prompt / lanes, attnPerLayer,
+                          sequences * m.layers, attention / m.layers * prompt / m_lanes, attnPerLayer,
                           ring > 0 ? std::max(0.0, ring - attnPerLayer) / ring : 1.0);
     }
     if (m_pp > 1) {
@@ -706,7 +706,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
          {"decode_hbm", m_decodeWeightHbm, "", weightsSource}},
         "Each decode step reads every weight it uses once from HBM, whatever the batch.", "7",
         "Latency and throughput bounds");
-    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding) + double(m.vocab * m.dModel);
+    const double matmulParams = activeMatmulWeights();
     const std::string flops = m_why.term(
         "decode_flops_s", ph.flops, "2 * matmul_params * batch / (lanes * (peak_flops * flops_fraction))",
         {{"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
@@ -775,9 +775,8 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
 void InferenceCost::explainPrefill(const Phase &ph, double sequences, double attention, double pipelineFactor,
                                    std::size_t firstCollective)
 {
-    const ModelSpec &m = m_model;
     const double prompt = double(m_spec.promptLen);
-    const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding) + double(m.vocab * m.dModel);
+    const double matmulParams = activeMatmulWeights();
     const DerivationValue tokens{"tokens", sequences * prompt, "", "prompt tokens of the sequences prefilled together"};
     std::vector<DerivationValue> flopValues{
         {"matmul_params", matmulParams, "", "model: active weights in matmuls"},
@@ -886,6 +885,25 @@ double InferenceCost::prefillMatmulShape() const
     return weighted / flops;
 }
 
+double InferenceCost::activeMatmulWeights() const
+{
+    return double(m_params.active - m_params.embedding - m_params.unembedding) + double(m_model.vocab * m_model.dModel);
+}
+
+void InferenceCost::priceExpertSorting()
+{
+    // Routed tokens are sorted to their experts and back around the grouped matmuls, as in a
+    // training step's forward (softwarestack.cpp); the rest of the layer is untouched. The sorting
+    // is priced against the layer's mean shape factor, not the experts' own (a few points apart).
+    const ModelSpec &m = m_model;
+    if (!m.moe || m.moeLayerCount() == 0)
+        return;
+    m_prefillRoutedShare =
+        double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams) / activeMatmulWeights();
+    m_prefillDispatchEfficiency = forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
+    m_prefillExpertFactor = 1.0 + m_prefillRoutedShare * (1.0 / m_prefillDispatchEfficiency - 1.0);
+}
+
 std::optional<Error> InferenceCost::run()
 {
     if (auto error = validate())
@@ -913,16 +931,8 @@ std::optional<Error> InferenceCost::run()
         m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
     }
     m_prefillAttentionSlowdown = ideal ? 1.0 : prefillAttentionSlowdown();
-    if (m.moe && !ideal) {
-        // Routed tokens are sorted to their experts and back around the grouped matmuls, as in a
-        // training step's forward (softwarestack.cpp); the rest of the layer is untouched.
-        const double matmulParams = double(m_params.active - m_params.embedding - m_params.unembedding)
-                                    + double(m.vocab * m.dModel);
-        m_prefillRoutedShare = double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams)
-                               / matmulParams;
-        m_prefillDispatchEfficiency = forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-        m_prefillExpertFactor = 1.0 + m_prefillRoutedShare * (1.0 / m_prefillDispatchEfficiency - 1.0);
-    }
+    if (!ideal)
+        priceExpertSorting();
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);

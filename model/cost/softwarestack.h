@@ -49,8 +49,9 @@ bool overlapsTensorBackward(const Chip &chip, std::string_view stack);
 /// byte the step runs at. The cost is counted from the permutation's bytes on GPUs and calibrated
 /// on MaxText's dispatch on TPUs (softwarestack.cpp).
 double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert);
-/// The same for a forward pass alone (a serving prefill): the tokens move once for a third of a
-/// training step's matmul FLOPs, so the cost per FLOP is 1.5x the step's.
+/// The same for a forward pass alone (a serving prefill): half a training step's permutation
+/// bytes (the tokens move once, not again in the backward) for a third of its matmul FLOPs, so the
+/// cost per FLOP is 1.5x the step's.
 double forwardExpertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert);
 
 } // namespace meshplan::model

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 #include <sstream>
 
 using namespace meshplan::model;
@@ -43,9 +44,9 @@ std::string chipFamily(const Chip &chip)
 {
     if (chip.isTpu())
         return "TPU";
-    if (chip.id.rfind("a100", 0) == 0)
+    if (chip.id.starts_with("a100"))
         return "A100";
-    if (chip.id.rfind("h100", 0) == 0 || chip.id == "h200" || chip.id == "h800")
+    if (chip.id.starts_with("h100") || chip.id == "h200" || chip.id == "h800")
         return "H100/H200";
     if (chip.id == "b200" || chip.id == "gb200")
         return "B200/GB200";
@@ -168,6 +169,8 @@ void addServing(std::vector<Row> &rows, const QString &path, const json &measure
         }
         row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name
                    + ", batch " + std::to_string(plan->inference.batch);
+        // By the result compared: a whole generate call divided by its steps (vLLM's latency
+        // benchmark) counts as a decode step, its short prefill included.
         const bool prefill = row.quantity.find("prefill") != std::string::npos
                              || row.quantity.find("first_token") != std::string::npos;
         const bool decode = row.quantity.find("decode") != std::string::npos;
@@ -236,6 +239,42 @@ Score score(const std::vector<Row> &rows, const std::string &group, double band)
     return s;
 }
 
+/// A set of rows on the page and the band its errors are scored against.
+struct Group {
+    const char *group;
+    const char *title;
+    double band;
+};
+
+/// Per check set, each family's median signed and absolute error: where the model leans.
+void writeFamilyTables(std::ostringstream &page, const std::vector<Row> &rows, std::span<const Group> groups)
+{
+    page << "\n## Check runs by family\n\n"
+         << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
+         << "a time (step, prefill, decode step) negative means the model predicts it faster than measured; "
+         << "for a throughput (tokens/s) negative means slower.\n\n";
+    bool firstTable = true;
+    for (const auto &g : groups) {
+        if (std::string(g.group) == "calibration")
+            continue;
+        page << (firstTable ? "" : "\n") << "| " << g.title << " | Scored | Median error | Median abs. error | Within ±" << fixed(100 * g.band, 0)
+             << "% |\n|---|---|---|---|---|\n";
+        std::map<std::string, std::vector<double>> families;
+        for (const Row &r : rows)
+            if (r.group == g.group && r.skipped.empty())
+                families[r.family].push_back(r.predicted / r.measured - 1);
+        for (const auto &[family, errors] : families) {
+            std::vector<double> magnitudes;
+            for (double e : errors)
+                magnitudes.push_back(std::abs(e));
+            const auto within = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= g.band; });
+            page << "| " << family << " | " << errors.size() << " | " << percent(median(errors)) << " | "
+                 << fixed(100 * median(magnitudes), 1) << "% | " << within << " of " << errors.size() << " |\n";
+        }
+        firstTable = false;
+    }
+}
+
 std::string generatePage()
 {
     const QString data = QStringLiteral(MESHPLAN_TEST_DATA);
@@ -278,11 +317,7 @@ std::string generatePage()
          << "- Calibration runs set the chips' achievable efficiencies; check runs were not used to set any "
          << "constant. Rows not scored say why.\n\n";
 
-    const struct {
-        const char *group;
-        const char *title;
-        double band;
-    } groups[] = {{"calibration", "Calibration (training step time)", 0.15},
+    const Group groups[] = {{"calibration", "Calibration (training step time)", 0.15},
                   {"check: training", "Check: training step time", 0.15},
                   {"check: serving", "Check: serving", 0.20}};
     page << "## Summary\n\n| Set | Scored | Median abs. error | Within band | Flat: median | Flat: within band |\n"
@@ -293,30 +328,7 @@ std::string generatePage()
              << fixed(100 * s.medianModel, 1) << "% | " << s.withinModel << " of " << s.scored << " | "
              << fixed(100 * s.medianBaseline, 1) << "% | " << s.withinBaseline << " of " << s.scored << " |\n";
     }
-    page << "\n## Check runs by family\n\n"
-         << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
-         << "a time (step, prefill, decode step) negative means the model predicts it faster than measured; "
-         << "for a throughput (tokens/s) negative means slower.\n\n";
-    bool firstTable = true;
-    for (const auto &g : groups) {
-        if (std::string(g.group) == "calibration")
-            continue;
-        page << (firstTable ? "" : "\n") << "| " << g.title << " | Scored | Median error | Median abs. error | Within ±" << fixed(100 * g.band, 0)
-             << "% |\n|---|---|---|---|---|\n";
-        std::map<std::string, std::vector<double>> families;
-        for (const Row &r : rows)
-            if (r.group == g.group && r.skipped.empty())
-                families[r.family].push_back(r.predicted / r.measured - 1);
-        for (const auto &[family, errors] : families) {
-            std::vector<double> magnitudes;
-            for (double e : errors)
-                magnitudes.push_back(std::abs(e));
-            const auto within = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= g.band; });
-            page << "| " << family << " | " << errors.size() << " | " << percent(median(errors)) << " | "
-                 << fixed(100 * median(magnitudes), 1) << "% | " << within << " of " << errors.size() << " |\n";
-        }
-        firstTable = false;
-    }
+    writeFamilyTables(page, rows, groups);
     for (const auto &g : groups) {
         page << "\n## " << g.title << "\n\n| Run | Setup | Quantity | Measured | Predicted | Error | Flat | Flat error | Source |\n"
              << "|---|---|---|---|---|---|---|---|---|\n";
