@@ -96,8 +96,15 @@ private:
     /// Weights a token multiplies in matmuls: the active parameters less the embedding lookup,
     /// with the output layer.
     double activeMatmulWeights() const;
-    /// Sets the prefill's routed-token sorting (m_prefillExpertFactor and the values explaining it).
-    void priceExpertSorting();
+    /// A prefill's routed experts: their share of a token's matmul FLOPs and the share of their
+    /// rate they keep while their tokens are sorted to them and back (none in the ideal model).
+    struct ExpertSorting {
+        double routedShare = 0.0;
+        double dispatchEfficiency = 1.0;
+        /// The matmuls' time with the sorting over without.
+        double factor() const { return 1.0 + routedShare * (1.0 / dispatchEfficiency - 1.0); }
+    };
+    ExpertSorting prefillExpertSorting() const;
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
     double prefillAttentionSlowdown() const;
     double kvShards(double batch) const;
@@ -158,9 +165,6 @@ private:
     /// The matmul rate over the fused attention kernel's forward rate at the prompt's length: how
     /// much slower a prefill's attention FLOPs run than its weight matmuls (1: the matmul rate).
     double m_prefillAttentionSlowdown = 1.0;
-    double m_prefillExpertFactor = 1.0;      ///< the prefill matmuls' time with routed-token sorting, over without
-    double m_prefillDispatchEfficiency = 1.0; ///< the routed experts' share of their matmul rate in a prefill
-    double m_prefillRoutedShare = 0.0;        ///< the routed experts' share of a token's matmul FLOPs
     double m_weightBytes = 2;
     double m_kvBytes = 2;
     double m_actBytes = 2;
@@ -494,7 +498,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
-    ph.flops = (2.0 * matmulParams * prefillMatmulShape() * m_prefillExpertFactor + attention * m_prefillAttentionSlowdown)
+    ph.flops = (2.0 * matmulParams * prefillMatmulShape() * prefillExpertSorting().factor() + attention * m_prefillAttentionSlowdown)
                * tokens
                / (m_lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
@@ -792,11 +796,11 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
         tokens, lanesValue(), peakValue(), flopsFractionValue(),
         {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}};
     std::string matmuls = "2 * matmul_params * shape";
-    if (m_prefillRoutedShare > 0) {
+    if (const ExpertSorting sorting = prefillExpertSorting(); sorting.routedShare > 0) {
         matmuls += " * (1 + routed_share * (1 / dispatch_efficiency - 1))";
-        flopValues.push_back({"routed_share", m_prefillRoutedShare, "",
+        flopValues.push_back({"routed_share", sorting.routedShare, "",
                               "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"});
-        flopValues.push_back({"dispatch_efficiency", m_prefillDispatchEfficiency, "",
+        flopValues.push_back({"dispatch_efficiency", sorting.dispatchEfficiency, "",
                               "the share of their rate the routed experts keep while their tokens are sorted to them and "
                               "back: 1 / (1 + 1.5 × permute_cost × ridge / d_ff_expert), the training step's forward "
                               "alone"});
@@ -890,18 +894,16 @@ double InferenceCost::activeMatmulWeights() const
     return double(m_params.active - m_params.embedding - m_params.unembedding) + double(m_model.vocab * m_model.dModel);
 }
 
-void InferenceCost::priceExpertSorting()
+InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting() const
 {
     // Routed tokens are sorted to their experts and back around the grouped matmuls, as in a
     // training step's forward (softwarestack.cpp); the rest of the layer is untouched. The sorting
     // is priced against the layer's mean shape factor, not the experts' own (a few points apart).
     const ModelSpec &m = m_model;
-    if (!m.moe || m.moeLayerCount() == 0)
-        return;
-    m_prefillRoutedShare =
-        double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams) / activeMatmulWeights();
-    m_prefillDispatchEfficiency = forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    m_prefillExpertFactor = 1.0 + m_prefillRoutedShare * (1.0 / m_prefillDispatchEfficiency - 1.0);
+    if (m_mode == CostMode::Ideal || !m.moe || m.moeLayerCount() == 0)
+        return {};
+    return {double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams) / activeMatmulWeights(),
+            forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert))};
 }
 
 std::optional<Error> InferenceCost::run()
@@ -931,8 +933,6 @@ std::optional<Error> InferenceCost::run()
         m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
     }
     m_prefillAttentionSlowdown = ideal ? 1.0 : prefillAttentionSlowdown();
-    if (!ideal)
-        priceExpertSorting();
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);

@@ -135,10 +135,8 @@ double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert
 
 double forwardExpertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert)
 {
-    if (!(dFfExpert > 0))
-        return 1.0;
-    const double cost = kForwardDispatchScale * (chip.isTpu() ? kExpertDispatchCostTpu : kExpertDispatchCostGpu);
-    return 1.0 / (1.0 + cost * ridge / dFfExpert);
+    // The cost multiplies the ridge: scaling one scales the other.
+    return expertDispatchEfficiency(chip, kForwardDispatchScale * ridge, dFfExpert);
 }
 
 } // namespace meshplan::model
