@@ -140,6 +140,11 @@ private:
     DerivationValue flopsFractionValue() const;
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
+    DerivationValue kvEfficiencyValue(double batch, double context) const;
+    /// The share of HBM bandwidth a decode step's attention reads its cache at, when one layer's
+    /// kernel reads `bytesPerLayer` on a chip for `sequences` sequences: the chip's decode
+    /// attention curve on GPUs that list one, else hbm_efficiency (1 in the ideal mode).
+    double decodeKvEfficiency(double bytesPerLayer, double sequences) const;
     DerivationValue lanesValue() const;
     /// The elementwise work of `rows` rows ([rows, d_model] tensors) as terms.<name>.
     std::string explainElementwise(const std::string &name, double value, const DerivationValue &rows);
@@ -394,7 +399,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Stages run one after another, so the step reads each stage's share on that stage's chips.
-    const double kvRead = batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m_hbm;
+    const double kvBytes = batch * context * m_kvPerToken / (kvShards(batch) / m_pp);
+    const double kvRead = kvBytes / (m_chip.hbmBandwidth * decodeKvEfficiency(kvBytes / m.layers, batch));
     const double attnFlops = 2.0 * batch * context * m.heads * (qk + v) * m.layers / (m_lanes * m_peak);
     ph.kv = std::max(kvRead, attnFlops);
     if (m_mode == CostMode::Achievable)
@@ -402,7 +408,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     ph.latency = m_layerLatency * m.layers; // the stages' layers run one after another
 
     if (record)
-        recordOperations("decode: ", batch, context, kvRead * m_hbm / m.layers, expertFraction);
+        recordOperations("decode: ", batch, context, kvBytes / m.layers, expertFraction);
     const std::size_t firstDecodeCollective = m_out.collectives.size();
 
     // Collectives of one step, all on the latency-critical path. What lies between two of them
@@ -608,6 +614,29 @@ DerivationValue InferenceCost::hbmEfficiencyValue() const
             "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
 }
 
+DerivationValue InferenceCost::kvEfficiencyValue(double batch, double context) const
+{
+    const double bytesPerLayer = batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m_model.layers;
+    const double share = decodeKvEfficiency(bytesPerLayer, batch);
+    if (m_mode == CostMode::Ideal || m_chip.isTpu() || !m_chip.decodeAttention)
+        return {"kv_efficiency", share, "",
+                m_mode == CostMode::Ideal ? "the book's ideal model: the advertised bandwidth"
+                                          : "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+    return {"kv_efficiency", share, "",
+            "catalog: " + m_chip.id + " decode_attention, the decode kernel's measured share at "
+                + formatBytes(bytesPerLayer) + " per layer and chip, "
+                + (batch == std::floor(batch) ? std::to_string(static_cast<long long>(batch)) : formatNumber(batch))
+                + (batch >= 16 ? " sequences (the batched curve)" : batch <= 1 ? " sequence (the single-request curve)"
+                                                                   : " sequences (between the single and the batched curve)")};
+}
+
+double InferenceCost::decodeKvEfficiency(double bytesPerLayer, double sequences) const
+{
+    if (m_mode == CostMode::Ideal || m_chip.isTpu() || !m_chip.decodeAttention)
+        return m_hbm / m_chip.hbmBandwidth;
+    return m_chip.decodeAttention->share(bytesPerLayer, sequences);
+}
+
 DerivationValue InferenceCost::lanesValue() const
 {
     return {"lanes", m_lanes, "",
@@ -726,13 +755,13 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     const std::string kvReadPath = m_why.term(
         "decode_kv_read_s", kvRead,
-        "batch * context * kv_bytes_per_token / (kv_shards / pipeline) / (hbm_bandwidth * hbm_efficiency)",
+        "batch * context * kv_bytes_per_token / (kv_shards / pipeline) / (hbm_bandwidth * kv_efficiency)",
         {batchValue,
          {"context", context, "", "the mean context over the generation: prompt_len + generate_len / 2"},
          {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
          {"kv_shards", kvShards(batch), "", "chips the cache is split over"},
          {"pipeline", double(m_pp), "", "plan: pipeline-parallel degree (stages read their share one after another)"},
-         hbmValue(), hbmEfficiencyValue()},
+         hbmValue(), kvEfficiencyValue(batch, context)},
         "Attention reads every cached key and value of every sequence once per step.", "7", "Attention during prefill and generation");
     const std::string attention = m_why.term(
         "decode_attention_flops_s", attnFlops,

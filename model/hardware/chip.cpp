@@ -244,6 +244,8 @@ Chip readChip(const json &o, const std::string &path)
         for (auto it = kernels.begin(); it != kernels.end(); ++it)
             c.attentionKernels[it.key()] = attentionKernelCurveFromJson(*it, jf::join(kp, it.key()));
     }
+    if (jf::has(o, "decode_attention"))
+        c.decodeAttention = decodeAttentionCurveFromJson(o.at("decode_attention"), jf::join(path, "decode_attention"));
     if (jf::has(o, "sources") && o.at("sources").is_object()) {
         for (auto it = o.at("sources").begin(); it != o.at("sources").end(); ++it)
             if (it->is_string())
@@ -330,6 +332,8 @@ json chipToJson(const Chip &c)
             kernels[name] = attentionKernelCurveToJson(curve);
         o["attention_kernels"] = kernels;
     }
+    if (c.decodeAttention)
+        o["decode_attention"] = decodeAttentionCurveToJson(*c.decodeAttention);
     if (!c.sources.empty())
         o["sources"] = c.sources;
     return o;

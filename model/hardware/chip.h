@@ -4,6 +4,7 @@
 #include "base/dtype.h"
 #include "base/expected.h"
 #include "hardware/attentionkernel.h"
+#include "hardware/decodeattention.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -110,6 +111,9 @@ struct Chip {
     /// Fused attention kernels with published throughput on this chip, by name
     /// ("flash-attention-2", "flash-attention-3", "cudnn"); empty where none is sourced.
     std::map<std::string, AttentionKernelCurve, std::less<>> attentionKernels;
+    /// The decode attention kernel's share of HBM bandwidth by bytes read; absent where none is
+    /// sourced (the cache is then read at achievable.hbm_efficiency).
+    std::optional<DecodeAttentionCurve> decodeAttention;
     double pricePerHour = 0;
     std::map<std::string, std::string> sources;
 

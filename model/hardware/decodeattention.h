@@ -1,0 +1,35 @@
+#pragma once
+// A decode attention kernel's measured share of HBM bandwidth, by how many KV-cache bytes one
+// layer's kernel reads on a chip: a small read cannot fill the chip (too few blocks, too little in
+// flight), so a decode step at a small batch or a short context reads its cache well below the
+// streaming rate.
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace meshplan::model {
+
+struct DecodeAttentionCurve {
+    /// (KV kilobytes one kernel call reads, share of the HBM bandwidth), ascending, for a batch of
+    /// 16 or more sequences (the batched paged kernel).
+    std::vector<std::pair<double, double>> batched;
+    /// The same for one sequence (the single-request kernel, which splits the cache to fill the chip).
+    std::vector<std::pair<double, double>> single;
+    std::string source;
+
+    /// The share at `bytes` read by one call over `sequences` sequences: log-linear in the bytes
+    /// between measured points, flat past the largest; below the smallest the kernel takes the
+    /// smallest point's time (a kernel has a floor), so the share falls in proportion. Between one
+    /// and 16 sequences, log-linear in the count between the single and the batched curve.
+    double share(double bytes, double sequences) const;
+};
+
+/// Reads {"batched": [[kb, share], ...], "single": [...], "source": "..."}; throws FieldError naming
+/// `path` for a curve that is empty, unsorted or has a share outside (0, 1].
+DecodeAttentionCurve decodeAttentionCurveFromJson(const nlohmann::json &object, const std::string &path);
+nlohmann::json decodeAttentionCurveToJson(const DecodeAttentionCurve &curve);
+
+} // namespace meshplan::model
