@@ -91,8 +91,10 @@ private:
     Phase decodeStep(double batch, double context, bool record);
     /// The prompt's forward pass for `sequences` sequences on one replica.
     Phase prefill(double sequences, bool record);
-    /// The weight matmuls' mean 1 / efficiency at their shapes in a prefill (1 in the ideal model).
-    double prefillMatmulShape() const;
+    /// The weight matmuls' mean 1 / efficiency at their reduction depths (1 in the ideal model). A
+    /// prefill and a decode step run the same weight matmuls, so both pay it; the depth, not the
+    /// rows, sets it (a decode batch of a few hundred rows still fills the tiles it uses).
+    double matmulShape() const;
     /// Weights a token multiplies in matmuls: the active parameters less the embedding lookup,
     /// with the output layer.
     double activeMatmulWeights() const;
@@ -141,6 +143,7 @@ private:
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
     DerivationValue kvEfficiencyValue(double batch, double context) const;
+    DerivationValue shapeValue() const;
     /// The share of HBM bandwidth a decode step's attention reads its cache at, when one layer's
     /// kernel reads `bytesPerLayer` on a chip for `sequences` sequences: the chip's decode
     /// attention curve on GPUs that list one, else hbm_efficiency (1 in the ideal mode).
@@ -392,7 +395,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     ph.weights = (dense + experts * expertFraction) * m_weightBytes / (m_lanes * m_decodeWeightHbm);
     const double matmulParams = activeMatmulWeights();
-    ph.flops = 2.0 * matmulParams * batch / (m_lanes * m_peak);
+    ph.flops = 2.0 * matmulParams * matmulShape() * batch / (m_lanes * m_peak);
     ph.compute = std::max(ph.flops, ph.weights);
 
     // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
@@ -504,7 +507,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
-    ph.flops = (2.0 * matmulParams * prefillMatmulShape() * prefillExpertSorting().factor() + attention * m_prefillAttentionSlowdown)
+    ph.flops = (2.0 * matmulParams * matmulShape() * prefillExpertSorting().factor() + attention * m_prefillAttentionSlowdown)
                * tokens
                / (m_lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
@@ -612,6 +615,13 @@ DerivationValue InferenceCost::hbmEfficiencyValue() const
         return {"hbm_efficiency", 1.0, "", "the book's ideal model: the advertised bandwidth"};
     return {"hbm_efficiency", m_chip.achievable.hbmEfficiency, "",
             "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+}
+
+DerivationValue InferenceCost::shapeValue() const
+{
+    return {"shape", matmulShape(), "",
+            m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
+                                      : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"};
 }
 
 DerivationValue InferenceCost::kvEfficiencyValue(double batch, double context) const
@@ -741,9 +751,9 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         "Latency and throughput bounds");
     const double matmulParams = activeMatmulWeights();
     const std::string flops = m_why.term(
-        "decode_flops_s", ph.flops, "2 * matmul_params * batch / (lanes * (peak_flops * flops_fraction))",
+        "decode_flops_s", ph.flops, "2 * matmul_params * shape * batch / (lanes * (peak_flops * flops_fraction))",
         {{"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
-         batchValue, lanesValue(), peakValue(), flopsFractionValue()},
+         shapeValue(), batchValue, lanesValue(), peakValue(), flopsFractionValue()},
         "A decode step does 2 FLOPs per active weight per sequence of the batch.", "7", "Linear operations: the critical batch size");
     const std::string compute = m_why.term(
         "decode_compute_s", ph.compute, "max(flops_s, weights_s)",
@@ -813,9 +823,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     const DerivationValue tokens{"tokens", sequences * prompt, "", "prompt tokens of the sequences prefilled together"};
     std::vector<DerivationValue> flopValues{
         {"matmul_params", matmulParams, "", "model: active weights in matmuls"},
-        {"shape", prefillMatmulShape(), "",
-         m_mode == CostMode::Ideal ? "the book's ideal model: every shape at peak"
-                                   : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"},
+        shapeValue(),
         {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
         {"attention_factor", m_prefillAttentionSlowdown, "",
          m_prefillAttentionSlowdown == 1.0
@@ -896,7 +904,7 @@ double InferenceCost::prefillAttentionSlowdown() const
     return rate > 0 ? std::max(1.0, m_peak / rate) : 1.0;
 }
 
-double InferenceCost::prefillMatmulShape() const
+double InferenceCost::matmulShape() const
 {
     if (m_mode == CostMode::Ideal)
         return 1.0;
@@ -1125,7 +1133,7 @@ std::optional<Error> InferenceCost::run()
     x.decodeCommunicationS = decode.comms;
     x.decodeBookStepS = decode.compute + decode.kv;
     if (const double listed = m_chip.peakFlops(m_spec.computeDtype); listed > 0 && r.decodeStepS > 0)
-        x.decodeMfu = decode.flops * m_peak / (r.decodeStepS * listed);
+        x.decodeMfu = decode.flops * m_peak / (matmulShape() * r.decodeStepS * listed);
     x.prefillReplicas = prefillReplicas;
     x.decodeReplicas = decodeReplicas;
     x.batchPerReplica = batch;
@@ -1155,9 +1163,9 @@ std::optional<Error> InferenceCost::run()
         }
         if (x.decodeMfu > 0)
             m_why.record("serving.decode_mfu", x.decodeMfu,
-                         "flops_s * (peak_flops * flops_fraction) / (decode_step_s * peak_flops)",
+                         "flops_s * (peak_flops * flops_fraction) / (shape * decode_step_s * peak_flops)",
                          {{"flops_s", decode.flops, "terms.decode_flops_s", ""},
-                          peakValue(), flopsFractionValue(),
+                          peakValue(), flopsFractionValue(), shapeValue(),
                           {"decode_step_s", r.decodeStepS, "inference.decode_step_s", ""}},
                          "Decode's model FLOPs utilization: one step's matmul FLOPs over what the chips could do at "
                          "their listed peak in the step. Small by nature below the critical batch, where each step "

@@ -267,6 +267,26 @@ private slots:
         QVERIFY(std::fabs(tpu.serving.decodeWeightsS - tpuIdeal.serving.decodeWeightsS / 0.9) < 1e-9 * tpu.serving.decodeWeightsS);
     }
 
+    // Mechanism: a decode step's weight matmuls pay their reduction depth as a prefill's do (the same
+    // matmuls: XLA's H100 GEMM table, K0 = 137 at bf16). Hand-derived for Llama-3-8B at TP1, FLOPs
+    // per token and layer: q/k/v 2 x 4096 x 48 x 128 and the output 2 x 4096 x 4096 and up/gate
+    // 2 x 2 x 4096 x 14336 reduce over 4096; down 2 x 14336 x 4096 over 14336. At batch 512 the
+    // step is compute-bound, and its FLOP time is the ideal one x shape / flops_fraction (0.60).
+    void decodeMatmulsPayTheirDepth()
+    {
+        const double overDModel = 2.0 * 4096 * 48 * 128 + 2.0 * 4096 * 4096 + 4.0 * 4096 * 14336;
+        const double down = 2.0 * 14336 * 4096;
+        const double shape = (overDModel * (4096.0 + 137.0) / 4096.0 + down * (14336.0 + 137.0) / 14336.0) / (overDModel + down);
+        QVERIFY(std::fabs(shape - 1.027015) < 1e-6);
+        const json doc = gpuPlan("llama-3-8b", 1, 512, 128, 2);
+        const auto ideal = run(doc, CostMode::Ideal);
+        const auto real = run(doc, CostMode::Achievable);
+        const double ratio = real.serving.decodeComputeS / ideal.serving.decodeComputeS;
+        QVERIFY2(std::fabs(ratio - shape / 0.60) < 1e-9 * ratio, qPrintable(QString::number(ratio, 'g', 12)));
+        // MFU counts the model's FLOPs, not the depth's overhead.
+        QVERIFY(std::fabs(real.serving.decodeMfu - real.serving.decodeComputeS * 0.60 / shape / real.inference->decodeStepS) < 1e-9);
+    }
+
     // Mechanism: a decode attention kernel fills HBM only when one layer's call reads enough bytes
     // (FlashInfer's decode benchmarks, catalog decode_attention). Hand-derived on H100 for Llama-3-8B
     // (8 KV heads x 128 x 2 x 2 B = 4,096 B per token and layer):
