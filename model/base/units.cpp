@@ -95,4 +95,11 @@ std::string formatNumber(double value)
     return buffer;
 }
 
+std::string formatCount(double value)
+{
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15)
+        return std::to_string(static_cast<long long>(value));
+    return formatNumber(value);
+}
+
 } // namespace meshplan::model

@@ -635,7 +635,7 @@ DerivationValue InferenceCost::kvEfficiencyValue(double batch, double context) c
     return {"kv_efficiency", share, "",
             "catalog: " + m_chip.id + " decode_attention, the decode kernel's measured share at "
                 + formatBytes(bytesPerLayer) + " per layer and chip, "
-                + (batch == std::floor(batch) ? std::to_string(static_cast<long long>(batch)) : formatNumber(batch))
+                + formatCount(batch)
                 + (batch >= 16 ? " sequences (the batched curve)" : batch <= 1 ? " sequence (the single-request curve)"
                                                                    : " sequences (between the single and the batched curve)")};
 }
@@ -1194,13 +1194,13 @@ std::optional<Error> InferenceCost::run()
         // batch then adds KV reads in proportion and buys little.
         if (decode.kv > decode.weights)
             warn("decode-below-critical-batch",
-                 formatNumber(batch) + " sequences per replica decode below the critical batch of " + formatNumber(critical)
+                 formatCount(batch) + " sequences per replica decode below the critical batch of " + formatCount(std::round(critical))
                      + ", but the step is bound by reading the KV cache (" + formatSeconds(decode.kv) + " against "
                      + formatSeconds(decode.weights) + " of weights): a larger batch adds KV reads in proportion; "
                        "a shorter context, grouped-query heads or an 8-bit KV cache would help");
         else
             warn("decode-below-critical-batch",
-                 formatNumber(batch) + " sequences per replica decode below the critical batch of " + formatNumber(critical)
+                 formatCount(batch) + " sequences per replica decode below the critical batch of " + formatCount(std::round(critical))
                      + ": the step is bound by reading weights, and a larger batch would raise throughput at little "
                        "cost in latency");
     }
