@@ -110,6 +110,9 @@ private:
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
     double prefillAttentionSlowdown() const;
     double kvShards(double batch) const;
+    /// The sequences whose cache one chip holds (and one layer's attention call reads) when
+    /// `batch` sequences are split over kvShards(batch) chips.
+    double sequencesPerKvShard(double batch) const;
     double weightBytesPerChip() const;
     /// The layers' weights over the whole model: outside the routed experts (embeddings not
     /// included) and in them.
@@ -142,7 +145,7 @@ private:
     DerivationValue flopsFractionValue() const;
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
-    DerivationValue kvEfficiencyValue(double batch, double context) const;
+    DerivationValue kvEfficiencyValue(double bytesPerLayer, double sequences) const;
     DerivationValue shapeValue() const;
     /// The share of HBM bandwidth a decode step's attention reads its cache at, when one layer's
     /// kernel reads `bytesPerLayer` on a chip for `sequences` sequences: the chip's decode
@@ -244,6 +247,13 @@ double InferenceCost::kvShards(double batch) const
     const double tensorShards = m_mode == CostMode::Achievable ? std::min(double(m_tp), m_kvHeadUnits) : double(m_tp);
     const double group = tensorShards * m_ep;
     return double(m_pp) * m_cp * std::min(group, m_kvHeadUnits * std::max(1.0, batch));
+}
+
+double InferenceCost::sequencesPerKvShard(double batch) const
+{
+    // kvShards splits the KV heads first (one sequence's cache is split that far); what it splits
+    // beyond them is the batch.
+    return batch / std::max(1.0, kvShards(batch) / kvShards(1.0));
 }
 
 double InferenceCost::tensorAllReduceExposedShare(double allReduce, double expertFraction) const
@@ -403,7 +413,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Stages run one after another, so the step reads each stage's share on that stage's chips.
     const double kvBytes = batch * context * m_kvPerToken / (kvShards(batch) / m_pp);
-    const double kvRead = kvBytes / (m_chip.hbmBandwidth * decodeKvEfficiency(kvBytes / m.layers, batch));
+    const double kvRead = kvBytes / (m_chip.hbmBandwidth * decodeKvEfficiency(kvBytes / m.layers, sequencesPerKvShard(batch)));
     const double attnFlops = 2.0 * batch * context * m.heads * (qk + v) * m.layers / (m_lanes * m_peak);
     ph.kv = std::max(kvRead, attnFlops);
     if (m_mode == CostMode::Achievable)
@@ -624,27 +634,27 @@ DerivationValue InferenceCost::shapeValue() const
                                       : "1 / the share of peak the layer's matmuls reach at their depths (GEMM benchmarks by shape)"};
 }
 
-DerivationValue InferenceCost::kvEfficiencyValue(double batch, double context) const
+DerivationValue InferenceCost::kvEfficiencyValue(double bytesPerLayer, double sequences) const
 {
-    const double bytesPerLayer = batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m_model.layers;
-    const double share = decodeKvEfficiency(bytesPerLayer, batch);
+    const double share = decodeKvEfficiency(bytesPerLayer, sequences);
     if (m_mode == CostMode::Ideal || m_chip.isTpu() || !m_chip.decodeAttention)
         return {"kv_efficiency", share, "",
                 m_mode == CostMode::Ideal ? "the book's ideal model: the advertised bandwidth"
                                           : "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+    const double batched = DecodeAttentionCurve::kBatchedFrom;
     return {"kv_efficiency", share, "",
-            "catalog: " + m_chip.id + " decode_attention, the decode kernel's measured share at "
-                + formatBytes(bytesPerLayer) + " per layer and chip, "
-                + formatCount(batch)
-                + (batch >= 16 ? " sequences (the batched curve)" : batch <= 1 ? " sequence (the single-request curve)"
-                                                                   : " sequences (between the single and the batched curve)")};
+            "catalog: " + m_chip.id + " decode_attention, the decode kernel's measured share at " + formatBytes(bytesPerLayer)
+                + " per layer and chip, " + formatCount(sequences)
+                + (sequences >= batched ? " sequences (the batched curve)"
+                   : sequences <= 1     ? " sequence (the single-request curve)"
+                                        : " sequences (between the single and the batched curve)")};
 }
 
 double InferenceCost::decodeKvEfficiency(double bytesPerLayer, double sequences) const
 {
     if (m_mode == CostMode::Ideal || m_chip.isTpu() || !m_chip.decodeAttention)
         return m_hbm / m_chip.hbmBandwidth;
-    return m_chip.decodeAttention->share(bytesPerLayer, sequences);
+    return m_chip.decodeAttention->share(bytesPerLayer, sequences, m_chip.hbmBandwidth);
 }
 
 DerivationValue InferenceCost::lanesValue() const
@@ -771,7 +781,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
          {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
          {"kv_shards", kvShards(batch), "", "chips the cache is split over"},
          {"pipeline", double(m_pp), "", "plan: pipeline-parallel degree (stages read their share one after another)"},
-         hbmValue(), kvEfficiencyValue(batch, context)},
+         hbmValue(), kvEfficiencyValue(batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m.layers, sequencesPerKvShard(batch))},
         "Attention reads every cached key and value of every sequence once per step.", "7", "Attention during prefill and generation");
     const std::string attention = m_why.term(
         "decode_attention_flops_s", attnFlops,
@@ -955,8 +965,8 @@ std::optional<Error> InferenceCost::run()
     if (!ideal && m_spec.weightDtype == DType::Int4)
         m_weightBytes += kInt4GroupBytes / kInt4GroupSize;
     // A decode step reads its weights in a train of small matrix-vector kernels (a few MB each at
-    // batch 1), which fill HBM less well than a streaming copy; its attention kernel reads the
-    // KV cache of the whole batch in one large sweep per layer, so that stays at hbm_efficiency.
+    // batch 1), which fill HBM less well than a streaming copy; its attention reads the KV cache
+    // at the decode kernel's share for the bytes a call reads (decodeKvEfficiency).
     m_decodeWeightHbm = m_hbm;
     if (!ideal && !m_chip.isTpu()) {
         const double decodeHbm = m_chip.achievable.decodeHbmEfficiency > 0

@@ -12,10 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-// The batched curve holds from this many sequences up (the benchmark's batches of 16 and 64 agree
-// at equal bytes).
-constexpr double kBatchedFrom = 16.0;
-
 double shareOn(const std::vector<std::pair<double, double>> &points, double kb)
 {
     if (points.empty() || !(kb > 0))
@@ -67,17 +63,28 @@ json writeCurve(const std::vector<std::pair<double, double>> &points)
 
 } // namespace
 
-double DecodeAttentionCurve::share(double bytes, double sequences) const
+double DecodeAttentionCurve::share(double bytes, double sequences, double bandwidth) const
 {
+    if (batched.empty() || single.empty())
+        return 1.0; // no curve: nothing is lost to filling the chip
     const double kb = bytes / 1e3;
     const double many = shareOn(batched, kb);
     if (sequences >= kBatchedFrom)
         return many;
-    const double one = shareOn(single, kb);
-    if (sequences <= 1.0)
+    double one = shareOn(single, kb);
+    if (measuredBandwidth > 0 && bandwidth > 0 && bandwidth != measuredBandwidth && kb > 0) {
+        // A single request's call is bound by filling the chip, not by its bandwidth: its time is
+        // its bytes at the curve's top share plus the time the measured call lost, which does not
+        // scale. Read so, the H100 panel gives A100's single-request points within 0.055 (rms
+        // 0.027), against 0.10 (rms 0.062) with the shares carried over. The batched calls scale
+        // with the bandwidth (shares carried over: within 0.05, rms 0.027) and are left as read.
+        const double top = single.back().second;
+        const double lost = std::max(0.0, bytes / (measuredBandwidth * one) - bytes / (measuredBandwidth * top));
+        one = bytes / (bandwidth * (bytes / (bandwidth * top) + lost));
+    }
+    if (!(sequences > 1.0))
         return one;
-    const double f = std::log(sequences) / std::log(kBatchedFrom);
-    return one + f * (many - one);
+    return one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);
 }
 
 DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std::string &path)
@@ -87,6 +94,8 @@ DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std:
     DecodeAttentionCurve curve;
     curve.batched = readCurve(object, "batched", path);
     curve.single = readCurve(object, "single", path);
+    if (jf::has(object, "measured_bandwidth"))
+        curve.measuredBandwidth = jf::positiveNumber(object, "measured_bandwidth", path);
     curve.source = jf::stringOr(object, "source", path, "");
     return curve;
 }
@@ -94,6 +103,8 @@ DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std:
 json decodeAttentionCurveToJson(const DecodeAttentionCurve &curve)
 {
     json o = {{"batched", writeCurve(curve.batched)}, {"single", writeCurve(curve.single)}};
+    if (curve.measuredBandwidth > 0)
+        o["measured_bandwidth"] = curve.measuredBandwidth;
     if (!curve.source.empty())
         o["source"] = curve.source;
     return o;

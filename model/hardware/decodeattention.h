@@ -13,18 +13,29 @@
 namespace meshplan::model {
 
 struct DecodeAttentionCurve {
+    /// From this many sequences a call is on the batched curve (the benchmark's batches of 16 and
+    /// 64 agree at equal bytes).
+    static constexpr double kBatchedFrom = 16.0;
+
     /// (KV kilobytes one kernel call reads, share of the HBM bandwidth), ascending, for a batch of
-    /// 16 or more sequences (the batched paged kernel).
+    /// kBatchedFrom or more sequences (the batched paged kernel). Never empty once read.
     std::vector<std::pair<double, double>> batched;
     /// The same for one sequence (the single-request kernel, which splits the cache to fill the chip).
     std::vector<std::pair<double, double>> single;
+    /// The HBM bandwidth (bytes/s) of the GPU the curves were measured on; 0: unknown, the shares
+    /// carry over to any chip as they are.
+    double measuredBandwidth = 0;
     std::string source;
 
-    /// The share at `bytes` read by one call over `sequences` sequences: log-linear in the bytes
-    /// between measured points, flat past the largest; below the smallest the kernel takes the
-    /// smallest point's time (a kernel has a floor), so the share falls in proportion. Between one
-    /// and 16 sequences, log-linear in the count between the single and the batched curve.
-    double share(double bytes, double sequences) const;
+    /// The share of `bandwidth` (the chip's HBM bytes/s) at `bytes` read by one call over
+    /// `sequences` sequences: log-linear in the bytes between measured points, flat past the
+    /// largest; below the smallest the kernel takes the smallest point's time (a kernel has a
+    /// floor), so the share falls in proportion. Between one and kBatchedFrom sequences,
+    /// log-linear in the count between the single and the batched curve. On a chip of another
+    /// bandwidth the batched shares carry over; a single request's time is its bytes at the
+    /// single curve's top share of that bandwidth plus the time the measured call lost to filling
+    /// the chip, which does not scale with the bandwidth.
+    double share(double bytes, double sequences, double bandwidth = 0) const;
 };
 
 /// Reads {"batched": [[kb, share], ...], "single": [...], "source": "..."}; throws FieldError naming

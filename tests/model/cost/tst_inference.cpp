@@ -295,7 +295,7 @@ private slots:
     //  - batch 4 at about the same bytes (mean context 24,576 + 1: 402.7 MB a layer): half of the
     //    way (log 4 / log 16) from the single-request curve (0.73 .. 0.825 there) to the batched one;
     //  - past the largest point (batch 64 x 8,192 tokens: 2.1 GB a layer) the share stays 0.885.
-    // The cache is then read slower than at the streaming share (0.85) below about 0.5 GB a layer.
+    // The cache is then read slower than at the streaming share (0.85) below about 0.66 GB a layer.
     void decodeAttentionShareGrowsWithTheBytesALayerReads()
     {
         const auto kvShare = [](std::int64_t batch, std::int64_t prompt, std::int64_t generate) {

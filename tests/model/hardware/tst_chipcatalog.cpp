@@ -51,6 +51,12 @@ private slots:
             QVERIFY2(again.hasValue(), id);
             QCOMPARE(again->peakFlopsByDType, chip.peakFlopsByDType);
             QCOMPARE(again->hbmBytes, chip.hbmBytes);
+            QCOMPARE(bool(again->decodeAttention), bool(chip.decodeAttention));
+            if (chip.decodeAttention) {
+                QCOMPARE(again->decodeAttention->batched, chip.decodeAttention->batched);
+                QCOMPARE(again->decodeAttention->single, chip.decodeAttention->single);
+                QCOMPARE(again->decodeAttention->measuredBandwidth, chip.decodeAttention->measuredBandwidth);
+            }
         }
     }
 

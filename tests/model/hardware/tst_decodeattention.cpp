@@ -68,6 +68,35 @@ private slots:
         QCOMPARE(checked, 18);
     }
 
+    // Across chips: the batched shares carry over as they are, a single request's fill time as
+    // time. Checked by reading the H100 curves at the A100 PCIe's 1,935 GB/s against the A100
+    // panel's own batch-16 and batch-1 points: within 0.055 (carried over as shares, the batch-1
+    // points would miss by up to 0.10). Hand-derived on H200 (4.8 TB/s), one sequence at
+    // the 4,194 kB point (0.07 on H100): 17.885 us measured, 1.423 us of it at the top share 0.88,
+    // so 0.993 + 16.462 us = 17.455 us on H200: a share of 0.0501.
+    void sharesCarryAcrossChipsAsTheKernelsScale()
+    {
+        const DecodeAttentionCurve &h100 = *ChipCatalog::builtin().find("h100-sxm")->decodeAttention;
+        const json data = readData();
+        int checked = 0;
+        for (const json &p : data["points"]) {
+            if (p["attention"] != "mha" || p["chip"] != "a100-80gb" || p["batch"] == 64)
+                continue;
+            const double batch = p["batch"].get<double>();
+            const double bytes = p["seq_len"].get<double>() * batch * p["bytes_per_token"].get<double>();
+            const double got = h100.share(bytes, batch, 1.935e12);
+            QVERIFY2(std::fabs(got - p["utilization"].get<double>()) <= 0.0551,
+                     qPrintable(QString::fromStdString(p.dump()) + " -> " + QString::number(got)));
+            ++checked;
+        }
+        QCOMPARE(checked, 20);
+        const double h200 = ChipCatalog::builtin().find("h200")->hbmBandwidth;
+        QCOMPARE(h200, 4.8e12);
+        QVERIFY(std::fabs(h100.share(4194e3, 1, h200) - 0.0501) < 0.0001);
+        QCOMPARE(h100.share(4194e3, 1, 3.35e12), 0.07);
+        QCOMPARE(h100.share(67109e3, 64, h200), h100.share(67109e3, 64, 3.35e12));
+    }
+
     // Below the smallest point a call takes that point's time; past the largest the share stays;
     // between 1 and 16 sequences the share moves log-linearly in the count.
     void readsAsTheHeaderSays()
@@ -99,6 +128,8 @@ private slots:
         QTest::newRow("zero bytes") << R"({"batched": [[0, 0.2]], "single": [[512, 0.2]]})" << "d.batched[0]";
         QTest::newRow("no single") << R"({"batched": [[512, 0.2]]})" << "d.single";
         QTest::newRow("not an object") << R"([[512, 0.2]])" << "d";
+        QTest::newRow("bandwidth not positive")
+            << R"({"batched": [[512, 0.2]], "single": [[512, 0.2]], "measured_bandwidth": 0})" << "d.measured_bandwidth";
     }
     void refusesBadCurves()
     {
@@ -118,7 +149,11 @@ private slots:
         const DecodeAttentionCurve again = decodeAttentionCurveFromJson(decodeAttentionCurveToJson(c), "d");
         QCOMPARE(again.batched, c.batched);
         QCOMPARE(again.single, c.single);
+        QCOMPARE(again.measuredBandwidth, c.measuredBandwidth);
         QCOMPARE(again.source, c.source);
+        // A curve nobody read in (empty) loses nothing; a count that is not a number is one sequence.
+        QCOMPARE(DecodeAttentionCurve{}.share(1e6, 8), 1.0);
+        QCOMPARE(c.share(4194e3, std::nan("")), c.share(4194e3, 1));
     }
 
 private:
