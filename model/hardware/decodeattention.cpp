@@ -1,5 +1,6 @@
 // Decode attention curves: reading them and reading a share off them.
 #include "hardware/decodeattention.h"
+#include "hardware/curvepoints.h"
 #include "base/jsonfields.h"
 
 #include <algorithm>
@@ -12,53 +13,15 @@ using nlohmann::json;
 
 namespace {
 
-double shareOn(const std::vector<std::pair<double, double>> &points, double kb)
+const CurveLimits kKilobytes{"kilobytes", 1e-3, 1e9, 1.0};
+
+// Between the points as measured; below the smallest the call takes that point's time: a kernel
+// does not get faster than its floor, so the share falls in proportion to the bytes.
+double shareOn(const CurvePoints &points, double kb)
 {
-    if (points.empty() || !(kb > 0))
-        return points.empty() ? 0.0 : points.front().second;
-    if (kb <= points.front().first) // the smallest point's time: a kernel does not get faster
+    if (!points.empty() && kb > 0 && kb < points.front().first)
         return points.front().second * kb / points.front().first;
-    if (kb >= points.back().first)
-        return points.back().second;
-    const auto upper = std::lower_bound(points.begin(), points.end(), kb,
-                                        [](const auto &point, double x) { return point.first < x; });
-    const auto lower = upper - 1;
-    // The benchmark doubles the context from point to point: interpolate in log bytes.
-    const double f = std::log(kb / lower->first) / std::log(upper->first / lower->first);
-    return lower->second + f * (upper->second - lower->second);
-}
-
-std::vector<std::pair<double, double>> readCurve(const json &object, const char *key, const std::string &path)
-{
-    const std::string p = jf::join(path, key);
-    const json &array = jf::require(object, key, path);
-    if (!array.is_array() || array.empty())
-        throw FieldError(p, "must be a non-empty list of [kilobytes, share] pairs");
-    std::vector<std::pair<double, double>> points;
-    for (std::size_t i = 0; i < array.size(); ++i) {
-        const json &pair = array[i];
-        const std::string ip = p + "[" + std::to_string(i) + "]";
-        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number())
-            throw FieldError(ip, "must be [kilobytes, share], got " + jf::describe(pair));
-        const double kb = pair[0].get<double>();
-        const double share = pair[1].get<double>();
-        if (!(kb > 0.0 && kb <= 1e9))
-            throw FieldError(ip, "kilobytes must be in (0, 1e9], got " + jf::describe(pair[0]));
-        if (!(share > 0.0 && share <= 1.0))
-            throw FieldError(ip, "share must be in (0, 1], got " + jf::describe(pair[1]));
-        if (!points.empty() && kb <= points.back().first)
-            throw FieldError(ip, "kilobytes must ascend");
-        points.emplace_back(kb, share);
-    }
-    return points;
-}
-
-json writeCurve(const std::vector<std::pair<double, double>> &points)
-{
-    json array = json::array();
-    for (const auto &[kb, share] : points)
-        array.push_back({kb, share});
-    return array;
+    return logInterpolate(points, kb);
 }
 
 } // namespace
@@ -92,8 +55,8 @@ DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std:
     if (!object.is_object())
         throw FieldError(path, "must be an object with batched and single curves");
     DecodeAttentionCurve curve;
-    curve.batched = readCurve(object, "batched", path);
-    curve.single = readCurve(object, "single", path);
+    curve.batched = readCurvePoints(object, "batched", path, kKilobytes);
+    curve.single = readCurvePoints(object, "single", path, kKilobytes);
     if (jf::has(object, "measured_bandwidth"))
         curve.measuredBandwidth = jf::positiveNumber(object, "measured_bandwidth", path);
     curve.source = jf::stringOr(object, "source", path, "");
@@ -102,7 +65,7 @@ DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std:
 
 json decodeAttentionCurveToJson(const DecodeAttentionCurve &curve)
 {
-    json o = {{"batched", writeCurve(curve.batched)}, {"single", writeCurve(curve.single)}};
+    json o = {{"batched", writeCurvePoints(curve.batched)}, {"single", writeCurvePoints(curve.single)}};
     if (curve.measuredBandwidth > 0)
         o["measured_bandwidth"] = curve.measuredBandwidth;
     if (!curve.source.empty())
