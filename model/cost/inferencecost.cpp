@@ -113,6 +113,9 @@ private:
     /// The sequences whose cache one chip holds (and one layer's attention call reads) when
     /// `batch` sequences are split over kvShards(batch) chips.
     double sequencesPerKvShard(double batch) const;
+    /// The KV-cache bytes one chip reads in a decode step: its share of every stage's cache, the
+    /// stages reading one after another.
+    double decodeKvBytes(double batch, double context) const;
     double weightBytesPerChip() const;
     /// The layers' weights over the whole model: outside the routed experts (embeddings not
     /// included) and in them.
@@ -247,6 +250,11 @@ double InferenceCost::kvShards(double batch) const
     const double tensorShards = m_mode == CostMode::Achievable ? std::min(double(m_tp), m_kvHeadUnits) : double(m_tp);
     const double group = tensorShards * m_ep;
     return double(m_pp) * m_cp * std::min(group, m_kvHeadUnits * std::max(1.0, batch));
+}
+
+double InferenceCost::decodeKvBytes(double batch, double context) const
+{
+    return batch * context * m_kvPerToken / (kvShards(batch) / m_pp);
 }
 
 double InferenceCost::sequencesPerKvShard(double batch) const
@@ -412,7 +420,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
     const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
     // Stages run one after another, so the step reads each stage's share on that stage's chips.
-    const double kvBytes = batch * context * m_kvPerToken / (kvShards(batch) / m_pp);
+    const double kvBytes = decodeKvBytes(batch, context);
     const double kvRead = kvBytes / (m_chip.hbmBandwidth * decodeKvEfficiency(kvBytes / m.layers, sequencesPerKvShard(batch)));
     const double attnFlops = 2.0 * batch * context * m.heads * (qk + v) * m.layers / (m_lanes * m_peak);
     ph.kv = std::max(kvRead, attnFlops);
@@ -781,7 +789,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
          {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
          {"kv_shards", kvShards(batch), "", "chips the cache is split over"},
          {"pipeline", double(m_pp), "", "plan: pipeline-parallel degree (stages read their share one after another)"},
-         hbmValue(), kvEfficiencyValue(batch * context * m_kvPerToken / (kvShards(batch) / m_pp) / m.layers, sequencesPerKvShard(batch))},
+         hbmValue(), kvEfficiencyValue(decodeKvBytes(batch, context) / m.layers, sequencesPerKvShard(batch))},
         "Attention reads every cached key and value of every sequence once per step.", "7", "Attention during prefill and generation");
     const std::string attention = m_why.term(
         "decode_attention_flops_s", attnFlops,

@@ -33,8 +33,7 @@ private slots:
                 continue;
             const Chip *chip = ChipCatalog::builtin().find(p["chip"].get<std::string>());
             QVERIFY(chip && chip->decodeAttention);
-            const double bytes = p["seq_len"].get<double>() * p["batch"].get<double>() * p["bytes_per_token"].get<double>();
-            const double got = chip->decodeAttention->share(bytes, p["batch"].get<double>());
+            const double got = chip->decodeAttention->share(bytesOf(p), p["batch"].get<double>());
             const double tolerance = p["batch"] == 1 ? 0.0005 : 0.016;
             QVERIFY2(std::fabs(got - p["utilization"].get<double>()) <= tolerance,
                      qPrintable(QString::fromStdString(p.dump()) + " -> " + QString::number(got)));
@@ -58,8 +57,7 @@ private slots:
                 continue;
             const Chip *chip = ChipCatalog::builtin().find(p["chip"].get<std::string>());
             QVERIFY(chip && chip->decodeAttention);
-            const double bytes = p["seq_len"].get<double>() * p["batch"].get<double>() * p["bytes_per_token"].get<double>();
-            const double got = chip->decodeAttention->share(bytes, p["batch"].get<double>());
+            const double got = chip->decodeAttention->share(bytesOf(p), p["batch"].get<double>());
             const double tolerance = chip->id == "h100-sxm" ? 0.045 : 0.065;
             QVERIFY2(std::fabs(got - p["utilization"].get<double>()) <= tolerance,
                      qPrintable(QString::fromStdString(p.dump()) + " -> " + QString::number(got)));
@@ -83,8 +81,7 @@ private slots:
             if (p["attention"] != "mha" || p["chip"] != "a100-80gb" || p["batch"] == 64)
                 continue;
             const double batch = p["batch"].get<double>();
-            const double bytes = p["seq_len"].get<double>() * batch * p["bytes_per_token"].get<double>();
-            const double got = h100.share(bytes, batch, 1.935e12);
+            const double got = h100.share(bytesOf(p), batch, 1.935e12);
             QVERIFY2(std::fabs(got - p["utilization"].get<double>()) <= 0.0551,
                      qPrintable(QString::fromStdString(p.dump()) + " -> " + QString::number(got)));
             ++checked;
@@ -157,6 +154,12 @@ private slots:
     }
 
 private:
+    // The KV bytes one benchmarked call reads: every sequence's context, all its KV heads.
+    static double bytesOf(const json &point)
+    {
+        return point["seq_len"].get<double>() * point["batch"].get<double>() * point["bytes_per_token"].get<double>();
+    }
+
     static json readData()
     {
         QFile f(QStringLiteral(MESHPLAN_TEST_DATA "/kernel-benchmarks/decode-attention.json"));
