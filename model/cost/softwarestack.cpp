@@ -33,6 +33,10 @@ constexpr double kExpertDispatchCostGpu = 16.0 / 18.0;
 // steps, is scaled by the same factor; no TPU MoE serving run checks it yet.
 constexpr double kForwardDispatchScale = (8.0 / 6.0) / kExpertDispatchCostGpu;
 
+// The widest layer NeMo's recipes leave without tensor-parallel communication overlap (their
+// 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
+constexpr double kNemoOverlapMinWidth = 4096.0;
+
 std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
     for (std::string_view name : preference)
@@ -82,22 +86,28 @@ double elementwiseTrafficShare(std::string_view stack)
     return 0.5;
 }
 
-bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel)
+bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel, double dModel)
 {
     // Transformer Engine splits each sequence-parallel all-gather and reduce-scatter into chunks
     // that ride beside the pieces of the matmul (userbuffers). It needs sequence parallelism and
     // two or more tensor ranks: the overlap "silently disables itself when sequence parallelism
-    // is off or TP < 2" (Megatron-Bridge docs/training/communication-overlap.md). NeMo's and
-    // Megatron-Bridge's performance recipes turn it on for every GPU they publish (the
-    // COMM_OVERLAP_CONFIG_MAP of userbuffers configs for LLaMA-3 70B and 405B on H100, B200 and
-    // GB200 in scripts/performance). Megatron-LM leaves it to a flag (--tp-comm-overlap), and the
-    // published Megatron-LM runs predate it; torchtitan's async TP is an opt-in flag too. With
-    // no stack named the plan decides: Meta's LLaMA-3 405B runs on 8,192 and 16,384 H100s (their
-    // own stack) come out 20-30% fast when their sequence-parallel collectives are hidden. XLA on
-    // TPUs is left as the MaxText runs were calibrated.
+    // is off or TP < 2" (Megatron-Bridge docs/training/communication-overlap.md). NeMo's recipes
+    // turn it on model by model, with a userbuffers configuration tuned to the layer's width:
+    // NeMo-Framework-Launcher ships them for hidden sizes 5120 to 16384 only
+    // (launcher_scripts/conf/training/tp_overlap, ub_cfg_*_h5120_* and up), its llama2_7b and
+    // llama3_8b configs set ub_tp_comm_overlap False, and NeMo 2's llama2_7b, llama3_8b, gemma_7b,
+    // chatglm3_6b and baichuan2_7b recipes pass tp_comm_overlap=False, while the 12B to 405B ones
+    // (mistral_nemo_12b, nemotron4_15b, llama3_70b, gpt3_175b, llama31_405b) pass True
+    // (NVIDIA/NeMo nemo/collections/llm/recipes). So a NeMo plan overlaps past d_model 4096 and
+    // not at or below it; NVIDIA's own small Nemotron recipes, which turn it on at every width,
+    // are the exception a plan names with "tensor_overlap": true. Megatron-LM leaves it to a flag
+    // (--tp-comm-overlap), and the published Megatron-LM runs predate it; torchtitan's async TP
+    // is an opt-in flag too. With no stack named the plan decides: Meta's LLaMA-3 405B runs on
+    // 8,192 and 16,384 H100s (their own stack) come out 20-30% fast when their sequence-parallel
+    // collectives are hidden. XLA on TPUs is left as the MaxText runs were calibrated.
     if (chip.isTpu() || tensor < 2 || !sequenceParallel)
         return false;
-    return stack == "nemo";
+    return stack == "nemo" && dModel > kNemoOverlapMinWidth;
 }
 
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)

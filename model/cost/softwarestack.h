@@ -34,10 +34,11 @@ double elementwiseTrafficShare(std::string_view stack);
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack);
 
 /// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself
-/// (Transformer Engine's userbuffers in NeMo's performance recipes), for a plan with tensor
-/// degree `tensor` and sequence parallelism on or off. A plan can always ask for the overlap
-/// (parallelism.tensor_overlap); this says where the stack does it unasked (NeMo only).
-bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel);
+/// (Transformer Engine's userbuffers in NeMo's recipes, which turn it on for layers wider than
+/// d_model 4096), for a plan with tensor degree `tensor`, sequence parallelism on or off and
+/// layer width `dModel`. A plan can always ask for the overlap (parallelism.tensor_overlap); this
+/// says where the stack does it unasked (NeMo only).
+bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel, double dModel);
 
 /// Whether `stack` hides the backward pass's tensor-parallel collectives behind the same layer's
 /// weight-gradient matmuls, which do not depend on them (XLA's async collective fusion, as

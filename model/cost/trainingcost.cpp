@@ -157,7 +157,8 @@ public:
         m_sequenceParallel = p.sequenceParallel
                              || (!ideal && m_d.tensor > 1 && shardsActivationsOverTensor(m_chip, plan.training.stack));
         m_tensorOverlap = p.tensorOverlap
-                          || (!ideal && overlapsTensorCollectives(m_chip, plan.training.stack, m_d.tensor, p.sequenceParallel));
+                          || (!ideal && overlapsTensorCollectives(m_chip, plan.training.stack, m_d.tensor, p.sequenceParallel,
+                                                                   double(plan.model.dModel)));
     }
 
     std::optional<Error> run();

@@ -477,7 +477,7 @@ double TrainingBound::exposedCommunication(const TrainingShape &shape, const Lay
                                || (m_mode == CostMode::Achievable
                                    && overlapsTensorCollectives(m_plan.topology.chip(), m_plan.training.stack,
                                                                 shape.degrees[static_cast<std::size_t>(Role::Tensor)],
-                                                                shape.sequenceParallel));
+                                                                shape.sequenceParallel, double(m.dModel)));
     if (!tensorOverlap) {
         // Forward and backward, again for a recomputed forward; the least loaded stage's layers.
         const RematPolicy &policy = *shape.remat;

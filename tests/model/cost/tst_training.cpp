@@ -658,14 +658,14 @@ private slots:
         QVERIFY_NEAR(e.step.recompute, 4.0 * perLayer, 1e-9);
     }
 
-    // NeMo's performance recipes overlap the sequence-parallel all-gathers and reduce-scatters with
-    // the matmuls (Transformer Engine userbuffers); Megatron-LM does so only when asked, and
-    // without sequence parallelism neither does.
+    // NeMo's recipes overlap the sequence-parallel all-gathers and reduce-scatters with the
+    // matmuls (Transformer Engine userbuffers) for layers wider than d_model 4096; Megatron-LM
+    // does so only when asked, and without sequence parallelism neither does.
     void nemoHidesSequenceParallelCollectives()
     {
-        const auto tensorPlan = [](const std::string &stack, bool sequenceParallel) {
-            const json model = {{"name", "tp-small"}, {"layers", 4},    {"d_model", 4096}, {"d_ff", 16384},
-                                {"heads", 32},        {"kv_heads", 8},  {"head_dim", 128}, {"vocab", 32000},
+        const auto tensorPlan = [](const std::string &stack, bool sequenceParallel, int width) {
+            const json model = {{"name", "tp-small"}, {"layers", 4},    {"d_model", width}, {"d_ff", 4 * width},
+                                {"heads", width / 128}, {"kv_heads", 8},  {"head_dim", 128}, {"vocab", 32000},
                                 {"mlp", "gated"},     {"tied_embeddings", false}};
             json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
                           {{"tensor", 8}, {"sequence_parallel", sequenceParallel}}, 4096, 8);
@@ -681,13 +681,21 @@ private slots:
                 }
             return std::pair{exposed, total};
         };
-        const auto [nemoExposed, nemoTotal] = exposedTensor(run(tensorPlan("nemo", true), CostMode::Achievable));
-        const auto [megatronExposed, megatronTotal] = exposedTensor(run(tensorPlan("megatron", true), CostMode::Achievable));
-        const auto [plainExposed, plainTotal] = exposedTensor(run(tensorPlan("nemo", false), CostMode::Achievable));
+        const auto [nemoExposed, nemoTotal] = exposedTensor(run(tensorPlan("nemo", true, 8192), CostMode::Achievable));
+        const auto [megatronExposed, megatronTotal] = exposedTensor(run(tensorPlan("megatron", true, 8192), CostMode::Achievable));
+        const auto [plainExposed, plainTotal] = exposedTensor(run(tensorPlan("nemo", false, 8192), CostMode::Achievable));
         QVERIFY(nemoTotal > 0);
         QCOMPARE(nemoExposed, 0.0);
         QCOMPARE(megatronExposed, megatronTotal);
         QCOMPARE(plainExposed, plainTotal);
+        // NeMo's 7B/8B-class recipes (d_model 4096) leave the overlap off (tp_comm_overlap=False):
+        // their collectives stay exposed, as under Megatron-LM, unless the plan asks for it.
+        const auto [smallExposed, smallTotal] = exposedTensor(run(tensorPlan("nemo", true, 4096), CostMode::Achievable));
+        QVERIFY(smallTotal > 0);
+        QCOMPARE(smallExposed, smallTotal);
+        json asked = tensorPlan("nemo", true, 4096);
+        asked["parallelism"]["tensor_overlap"] = true;
+        QCOMPARE(exposedTensor(run(asked, CostMode::Achievable)).first, 0.0);
     }
 
     // An fp8 recipe runs the weight matmuls in fp8 at MAMF's fp8 share derated as bf16's is
