@@ -98,13 +98,17 @@ private:
     /// Weights a token multiplies in matmuls: the active parameters less the embedding lookup,
     /// with the output layer.
     double activeMatmulWeights() const;
-    /// A prefill's routed experts: their share of a token's matmul FLOPs and the share of their
-    /// rate they keep while their tokens are sorted to them and back (none in the ideal model).
+    /// A prefill's routed experts: their share of a token's matmul FLOPs, the share of their
+    /// rate they keep while their tokens are sorted to them and back, and the share the stack's
+    /// grouped-GEMM kernels reach of the chip's matmul rate (none of it in the ideal model).
     struct ExpertSorting {
         double routedShare = 0.0;
         double dispatchEfficiency = 1.0;
-        /// The matmuls' time with the sorting over without.
-        double factor() const { return 1.0 + routedShare * (1.0 / dispatchEfficiency - 1.0); }
+        double kernelShare = 1.0;
+        /// The matmuls' time with the sorting and the expert kernels over without.
+        double factor() const { return 1.0 + routedShare * (1.0 / (dispatchEfficiency * kernelShare) - 1.0); }
+        /// The same for a decode step, whose few rows per expert are not sorted.
+        double decodeFactor() const { return 1.0 + routedShare * (1.0 / kernelShare - 1.0); }
     };
     ExpertSorting prefillExpertSorting() const;
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
@@ -146,6 +150,7 @@ private:
                         std::size_t firstCollective);
     DerivationValue peakValue() const;
     DerivationValue flopsFractionValue() const;
+    DerivationValue expertKernelShareValue(double share) const;
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
     DerivationValue kvEfficiencyValue(double bytesPerLayer, double sequences) const;
@@ -413,7 +418,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     ph.weights = (dense + experts * expertFraction) * m_weightBytes / (m_lanes * m_decodeWeightHbm);
     const double matmulParams = activeMatmulWeights();
-    ph.flops = 2.0 * matmulParams * matmulShape() * batch / (m_lanes * m_peak);
+    ph.flops = 2.0 * matmulParams * matmulShape() * prefillExpertSorting().decodeFactor() * batch / (m_lanes * m_peak);
     ph.compute = std::max(ph.flops, ph.weights);
 
     // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
@@ -614,6 +619,13 @@ DerivationValue InferenceCost::peakValue() const
             "catalog: " + m_chip.id + " peak " + std::string(dtypeName(m_spec.computeDtype)) + " FLOPs/s"};
 }
 
+DerivationValue InferenceCost::expertKernelShareValue(double share) const
+{
+    return {"expert_kernel_share", share, "",
+            "the share of the matmul rate the stack's grouped-GEMM kernels for the routed experts reach: they are built "
+            "for the previous GPU generation (catalog achievable.legacy_kernel_share)"};
+}
+
 DerivationValue InferenceCost::flopsFractionValue() const
 {
     if (m_mode == CostMode::Ideal)
@@ -768,11 +780,20 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         "Each decode step reads every weight it uses once from HBM, whatever the batch.", "7",
         "Latency and throughput bounds");
     const double matmulParams = activeMatmulWeights();
-    const std::string flops = m_why.term(
-        "decode_flops_s", ph.flops, "2 * matmul_params * shape * batch / (lanes * (peak_flops * flops_fraction))",
-        {{"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
-         shapeValue(), batchValue, lanesValue(), peakValue(), flopsFractionValue()},
-        "A decode step does 2 FLOPs per active weight per sequence of the batch.", "7", "Linear operations: the critical batch size");
+    std::vector<DerivationValue> flopValues{
+        {"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
+        shapeValue(), batchValue, lanesValue(), peakValue(), flopsFractionValue()};
+    std::string flopFormula = "2 * matmul_params * shape * batch / (lanes * (peak_flops * flops_fraction))";
+    if (const ExpertSorting sorting = prefillExpertSorting(); sorting.routedShare > 0 && sorting.kernelShare != 1.0) {
+        flopFormula = "2 * matmul_params * shape * (1 + routed_share * (1 / expert_kernel_share - 1)) * batch"
+                      " / (lanes * (peak_flops * flops_fraction))";
+        flopValues.push_back({"routed_share", sorting.routedShare, "",
+                              "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"});
+        flopValues.push_back(expertKernelShareValue(sorting.kernelShare));
+    }
+    const std::string flops = m_why.term("decode_flops_s", ph.flops, flopFormula, std::move(flopValues),
+                                         "A decode step does 2 FLOPs per active weight per sequence of the batch.", "7",
+                                         "Linear operations: the critical batch size");
     const std::string compute = m_why.term(
         "decode_compute_s", ph.compute, "max(flops_s, weights_s)",
         {{"flops_s", ph.flops, flops, ""}, {"weights_s", ph.weights, weights, ""}},
@@ -852,13 +873,17 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
         {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}};
     std::string matmuls = "2 * matmul_params * shape";
     if (const ExpertSorting sorting = prefillExpertSorting(); sorting.routedShare > 0) {
-        matmuls += " * (1 + routed_share * (1 / dispatch_efficiency - 1))";
+        const bool legacy = sorting.kernelShare != 1.0;
+        matmuls += legacy ? " * (1 + routed_share * (1 / (dispatch_efficiency * expert_kernel_share) - 1))"
+                          : " * (1 + routed_share * (1 / dispatch_efficiency - 1))";
         flopValues.push_back({"routed_share", sorting.routedShare, "",
                               "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"});
         flopValues.push_back({"dispatch_efficiency", sorting.dispatchEfficiency, "",
                               "the share of their rate the routed experts keep while their tokens are sorted to them and "
                               "back: 1 / (1 + 1.5 × permute_cost × ridge / d_ff_expert), the training step's forward "
                               "alone"});
+        if (legacy)
+            flopValues.push_back(expertKernelShareValue(sorting.kernelShare));
     }
     const std::string flops = m_why.term(
         "prefill_flops_s", ph.flops,
@@ -958,7 +983,8 @@ InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting() const
     if (m_mode == CostMode::Ideal || !m.moe || m.moeLayerCount() == 0)
         return {};
     return {double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams) / activeMatmulWeights(),
-            forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert))};
+            forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert)),
+            expertKernelShare(m_chip, m_spec.stack, m_spec.computeDtype)};
 }
 
 std::optional<Error> InferenceCost::run()

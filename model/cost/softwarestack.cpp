@@ -136,6 +136,21 @@ bool overlapsTensorBackward(const Chip &chip, std::string_view stack)
     return chip.isTpu() && stack == "maxtext";
 }
 
+double expertKernelShare(const Chip &chip, std::string_view stack, DType compute)
+{
+    // TensorRT-LLM runs its MoE layers through its own CUTLASS grouped GEMMs (moe_gemm). Through
+    // v0.9, the last release whose performance tables are static batches, the 16-bit ones were
+    // CUTLASS 2.x kernels built for SM80 (launchers/fused_moe_gemm_launcher_sm80, dispatched for
+    // SM90 too); Hopper-native TMA warp-specialized grouped GEMMs came later. On an H100 they run
+    // as FlashAttention-2 does, at about 1.7x an A100's speed instead of 3.2x (the chip's
+    // legacy_kernel_share). Its dense layers call cuBLAS, Hopper-native. 8-bit (fp8) MoE GEMMs
+    // have no SM80 form and are left at the chip's rate.
+    const bool sixteenBit = compute == DType::Bf16 || compute == DType::Fp16;
+    if (stack == "tensorrt-llm" && sixteenBit && chip.achievable.legacyKernelShare > 0)
+        return chip.achievable.legacyKernelShare;
+    return 1.0;
+}
+
 double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert)
 {
     if (!(dFfExpert > 0))

@@ -3,6 +3,8 @@
 // it calls on a chip, and how much of the elementwise work it fuses. Each choice cites where the
 // stack documents it.
 
+#include "base/dtype.h"
+
 #include <string>
 #include <string_view>
 
@@ -44,6 +46,11 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
 /// weight-gradient matmuls, which do not depend on them (XLA's async collective fusion, as
 /// MaxText runs it on TPUs). The forward's collectives stay on the critical path.
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack);
+
+/// The share of the chip's matmul rate a serving stack's routed-expert matmuls run at: the
+/// chip's legacy_kernel_share where the stack's grouped-GEMM kernels for `compute` are built for
+/// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.
+double expertKernelShare(const Chip &chip, std::string_view stack, DType compute);
 
 /// The share of their matmul rate routed experts keep once their tokens are sorted, permuted and
 /// un-permuted: 1 / (1 + cost x ridge / d_ff_expert), with `ridge` the achievable FLOPs per HBM

@@ -231,6 +231,7 @@ Chip readChip(const json &o, const std::string &path)
         fraction("hbm_efficiency", c.achievable.hbmEfficiency);
         fraction("collective_sm_share", c.achievable.collectiveSmShare);
         fraction("decode_hbm_efficiency", c.achievable.decodeHbmEfficiency);
+        fraction("legacy_kernel_share", c.achievable.legacyKernelShare);
         fraction("ici_efficiency", c.achievable.iciEfficiency);
         fraction("dcn_efficiency", c.achievable.dcnEfficiency);
         fraction("nvlink_efficiency", c.achievable.nvlinkEfficiency);
@@ -318,6 +319,8 @@ json chipToJson(const Chip &c)
         a["collective_sm_share"] = c.achievable.collectiveSmShare;
     if (c.achievable.decodeHbmEfficiency > 0)
         a["decode_hbm_efficiency"] = c.achievable.decodeHbmEfficiency;
+    if (c.achievable.legacyKernelShare > 0)
+        a["legacy_kernel_share"] = c.achievable.legacyKernelShare;
     if (c.ici) {
         a["ici_efficiency"] = c.achievable.iciEfficiency;
         a["dcn_efficiency"] = c.achievable.dcnEfficiency;

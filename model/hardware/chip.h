@@ -87,6 +87,10 @@ struct Achievable {
     /// The share of HBM bandwidth a decode step's weight and KV reads reach (many small
     /// bandwidth-bound kernels, not one streaming copy); 0 = hbmEfficiency.
     double decodeHbmEfficiency = 0;
+    /// The share of the chip's achievable matmul rate a kernel built for the previous GPU
+    /// generation's tensor-core instructions reaches (on Hopper: an SM80 kernel, mma.sync with no
+    /// TMA or wgmma), where a stack runs one; 0 = the chip has no such gap listed.
+    double legacyKernelShare = 0;
     double iciEfficiency = 1.0;
     double dcnEfficiency = 1.0;
     double nvlinkEfficiency = 1.0;

@@ -476,6 +476,62 @@ private slots:
         QVERIFY(!book.at("terms.prefill_flops_s").find("dispatch_efficiency"));
     }
 
+    // Mechanism: TensorRT-LLM's 16-bit MoE grouped GEMMs are CUTLASS 2.x kernels built for SM80
+    // (v0.9 dispatches SM90 to them), so on Hopper the routed experts run at the chip's
+    // legacy_kernel_share, 0.557 of its matmul rate (FlashAttention-2's 1.709x A100 speed over
+    // H100's 3.07x larger achievable rate). Mixtral 8x7B, TP2 on H100, a 2048-token prefill: the
+    // routed experts' share of the matmul FLOPs is 32 layers x top-2 x 3 x 4096 x 14336 weights.
+    void tensorRtLlmRunsHopperExpertsOnAmpereKernels()
+    {
+        json doc = gpuPlan("mixtral-8x7b", 2, 1, 2048, 1);
+        doc["workload"]["stack"] = "tensorrt-llm";
+        Derivations why;
+        QVERIFY(evaluate(parse(doc), CostMode::Achievable, &why).hasValue());
+        const Derivation &flops = why.at("terms.prefill_flops_s");
+        const DerivationValue *kernel = flops.find("expert_kernel_share");
+        const DerivationValue *share = flops.find("routed_share");
+        const DerivationValue *params = flops.find("matmul_params");
+        const DerivationValue *dispatch = flops.find("dispatch_efficiency");
+        QVERIFY(kernel && share && params && dispatch);
+        QCOMPARE(kernel->value, 0.557);
+        const double routed = 32.0 * 2 * 3 * 4096 * 14336;
+        QVERIFY(std::fabs(share->value * params->value - routed) < 1e-6 * routed);
+        // The prefill's FLOP time from its values: the routed experts at dispatch x kernel share.
+        const auto v = [&](const char *name) { return flops.find(name)->value; };
+        const double matmuls = 2.0 * v("matmul_params") * v("shape")
+                               * (1.0 + v("routed_share") * (1.0 / (v("dispatch_efficiency") * 0.557) - 1.0));
+        const double expected = (matmuls + v("attention_flops") * v("attention_factor")) * v("tokens")
+                                / (v("lanes") * v("peak_flops") * v("flops_fraction")) * v("pipeline_factor");
+        QVERIFY(std::fabs(flops.value - expected) < 1e-9 * expected);
+        // Against a stack with Hopper-native grouped GEMMs (vLLM) the prefill takes 1.5-1.7x longer.
+        json vllm = doc;
+        vllm["workload"]["stack"] = "vllm";
+        Derivations native;
+        QVERIFY(evaluate(parse(vllm), CostMode::Achievable, &native).hasValue());
+        QVERIFY(!native.at("terms.prefill_flops_s").find("expert_kernel_share"));
+        const double slower = flops.value / native.at("terms.prefill_flops_s").value;
+        QVERIFY2(slower > 1.5 && slower < 1.7, qPrintable(QString::number(slower)));
+        // A decode step's routed-expert FLOPs pay it too, unsorted.
+        QVERIFY(why.at("terms.decode_flops_s").find("expert_kernel_share"));
+        // Not in 8 bits (TensorRT-LLM's fp8 MoE GEMMs exist only as Hopper kernels), not on an A100
+        // (the kernels are its own), not for a dense model, not in the book's ideal model.
+        json fp8 = doc;
+        fp8["workload"]["weight_dtype"] = "fp8";
+        fp8["workload"]["compute_dtype"] = "fp8";
+        json a100 = doc;
+        a100["hardware"]["chip"] = "a100-80gb";
+        json dense = gpuPlan("llama-3-8b", 2, 1, 2048, 1);
+        dense["workload"]["stack"] = "tensorrt-llm";
+        for (const json &plan : {fp8, a100, dense}) {
+            Derivations other;
+            QVERIFY(evaluate(parse(plan), CostMode::Achievable, &other).hasValue());
+            QVERIFY(!other.at("terms.prefill_flops_s").find("expert_kernel_share"));
+        }
+        Derivations book;
+        QVERIFY(evaluate(parse(doc), CostMode::Ideal, &book).hasValue());
+        QVERIFY(!book.at("terms.prefill_flops_s").find("expert_kernel_share"));
+    }
+
     // Book ch. 7: sharding KV past its heads splits the batch and costs two all-to-alls; one
     // sequence cannot be split, so its KV heads stay replicated and nothing moves.
     void kvAllToAllOnlyWhenTheBatchIsSplit()

@@ -51,6 +51,7 @@ private slots:
             QVERIFY2(again.hasValue(), id);
             QCOMPARE(again->peakFlopsByDType, chip.peakFlopsByDType);
             QCOMPARE(again->hbmBytes, chip.hbmBytes);
+            QCOMPARE(again->achievable.legacyKernelShare, chip.achievable.legacyKernelShare);
             QCOMPARE(bool(again->decodeAttention), bool(chip.decodeAttention));
             if (chip.decodeAttention) {
                 QCOMPARE(again->decodeAttention->batched, chip.decodeAttention->batched);
@@ -165,6 +166,38 @@ private slots:
         QCOMPARE(own.achievableFlopsFraction(DType::Fp8), 0.44);
     }
 
+    // A kernel built for SM80 runs on Hopper as FlashAttention-2 does: its fwd+bwd rate over
+    // A100's, from the two chips' FA2 curves (the combined pass as 3.5 / (1 / fwd + 2.5 / bwd)),
+    // averaged at 2k-16k tokens, is 1.709; times A100's achievable matmul rate over this chip's
+    // it is the catalog's legacy_kernel_share.
+    void legacyKernelShareFollowsFlashAttention2()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        const Chip &a100 = *catalog.find("a100-80gb");
+        const auto &fa2A100 = a100.attentionKernels.at("flash-attention-2");
+        for (const char *id : {"h100-sxm", "h200", "h800"}) {
+            const Chip &hopper = *catalog.find(id);
+            const auto found = hopper.attentionKernels.find("flash-attention-2");
+            const auto &fa2 = found != hopper.attentionKernels.end() ? found->second
+                                                                     : catalog.find("h100-sxm")->attentionKernels.at("flash-attention-2");
+            double ratio = 0;
+            for (double t : {2048.0, 4096.0, 8192.0, 16384.0}) {
+                const double peak = hopper.peakFlops(DType::Bf16);
+                const double combined = 3.5 / (1.0 / (fa2.forwardShare(t, 128) * peak) + 2.5 / (fa2.backwardShare(t, 128) * peak));
+                ratio += combined / (fa2A100.forwardShare(t, 128) * a100.peakFlops(DType::Bf16)) / 4.0;
+            }
+            QVERIFY2(std::fabs(ratio - 1.709) < 0.005, qPrintable(QString::number(ratio)));
+            const double share = ratio * a100.peakFlops(DType::Bf16) * a100.achievable.flopsFraction
+                                 / (hopper.peakFlops(DType::Bf16) * hopper.achievable.flopsFraction);
+            QVERIFY2(std::fabs(share - hopper.achievable.legacyKernelShare) < 0.002, id);
+            QCOMPARE(chipToJson(hopper)["achievable"]["legacy_kernel_share"].get<double>(), 0.557);
+        }
+        // Chips that run their own generation's kernels list none.
+        for (const char *id : {"a100-80gb", "b200", "tpu-v5e"})
+            QCOMPARE(catalog.find(id)->achievable.legacyKernelShare, 0.0);
+        QVERIFY(!chipToJson(a100)["achievable"].contains("legacy_kernel_share"));
+    }
+
     void wraparoundRules_data()
     {
         QTest::addColumn<QString>("chip");
@@ -203,6 +236,8 @@ private slots:
         QTest::newRow("bad family") << R"({"family": "fpga"})" << "chip.family";
         QTest::newRow("efficiency above 1") << R"({"achievable": {"flops_fraction": 1.5}})" << "chip.achievable.flops_fraction";
         QTest::newRow("fp8 fraction zero") << R"({"achievable": {"fp8_flops_fraction": 0}})" << "chip.achievable.fp8_flops_fraction";
+        QTest::newRow("legacy share above 1") << R"({"achievable": {"legacy_kernel_share": 1.2}})"
+                                              << "chip.achievable.legacy_kernel_share";
         QTest::newRow("no ici") << R"({"ici": null})" << "chip.ici";
     }
     void userChipErrorsNameTheField()
