@@ -107,10 +107,14 @@ private:
         double kernelShare = 1.0;
         /// The matmuls' time with the sorting and the expert kernels over without.
         double factor() const { return 1.0 + routedShare * (1.0 / (dispatchEfficiency * kernelShare) - 1.0); }
-        /// The same for a decode step, whose few rows per expert are not sorted.
-        double decodeFactor() const { return 1.0 + routedShare * (1.0 / kernelShare - 1.0); }
     };
     ExpertSorting prefillExpertSorting() const;
+    /// The routed experts' share of a token's matmul FLOPs (0 for a dense model).
+    double routedShare() const;
+    /// A decode step's matmul time with the stack's expert kernels over without (its few rows per
+    /// expert are not sorted).
+    double decodeExpertFactor() const { return 1.0 + routedShare() * (1.0 / m_expertKernelShare - 1.0); }
+    DerivationValue routedShareValue() const;
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
     double prefillAttentionSlowdown() const;
     double kvShards(double batch) const;
@@ -184,6 +188,9 @@ private:
     /// The matmul rate over the fused attention kernel's forward rate at the prompt's length: how
     /// much slower a prefill's attention FLOPs run than its weight matmuls (1: the matmul rate).
     double m_prefillAttentionSlowdown = 1.0;
+    /// The share of the matmul rate the stack's routed-expert kernels reach (expertKernelShare;
+    /// 1 in the ideal model).
+    double m_expertKernelShare = 1.0;
     double m_weightBytes = 2;
     double m_kvBytes = 2;
     double m_actBytes = 2;
@@ -418,7 +425,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     ph.weights = (dense + experts * expertFraction) * m_weightBytes / (m_lanes * m_decodeWeightHbm);
     const double matmulParams = activeMatmulWeights();
-    ph.flops = 2.0 * matmulParams * matmulShape() * prefillExpertSorting().decodeFactor() * batch / (m_lanes * m_peak);
+    ph.flops = 2.0 * matmulParams * matmulShape() * decodeExpertFactor() * batch / (m_lanes * m_peak);
     ph.compute = std::max(ph.flops, ph.weights);
 
     // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
@@ -439,7 +446,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
 
     // Collectives of one step, all on the latency-critical path. What lies between two of them
     // (per chip): a layer's matmuls, its attention, a MoE layer's experts, a stage.
-    const double layerFlops = ph.flops * m_peak / m.layers;
+    const double stepFlops = 2.0 * matmulParams * batch / m_lanes; // the FLOPs, not their time at the peak
+    const double layerFlops = stepFlops / m.layers;
     const double layerTime = ph.compute / m.layers;
     const double attnLayerFlops = attnFlops * m_peak / m.layers;
     const double attnLayerTime = ph.kv / m.layers;
@@ -509,7 +517,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
         comms += (m_pp - 1) * collectiveTime(CollectiveOp::SendRecv, Role::Pipeline, act);
         if (record)
             addCollective(CollectiveOp::SendRecv, "decode: pipeline activations", Role::Pipeline, act, m_pp - 1,
-                          (ph.flops + attnFlops) * m_peak / m_pp, (ph.compute + ph.kv) / m_pp);
+                          (stepFlops + attnFlops * m_peak) / m_pp, (ph.compute + ph.kv) / m_pp);
     }
     ph.comms = comms;
     if (record && m_why.on())
@@ -784,12 +792,11 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         {"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
         shapeValue(), batchValue, lanesValue(), peakValue(), flopsFractionValue()};
     std::string flopFormula = "2 * matmul_params * shape * batch / (lanes * (peak_flops * flops_fraction))";
-    if (const ExpertSorting sorting = prefillExpertSorting(); sorting.routedShare > 0 && sorting.kernelShare != 1.0) {
+    if (routedShare() > 0 && m_expertKernelShare != 1.0) {
         flopFormula = "2 * matmul_params * shape * (1 + routed_share * (1 / expert_kernel_share - 1)) * batch"
                       " / (lanes * (peak_flops * flops_fraction))";
-        flopValues.push_back({"routed_share", sorting.routedShare, "",
-                              "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"});
-        flopValues.push_back(expertKernelShareValue(sorting.kernelShare));
+        flopValues.push_back(routedShareValue());
+        flopValues.push_back(expertKernelShareValue(m_expertKernelShare));
     }
     const std::string flops = m_why.term("decode_flops_s", ph.flops, flopFormula, std::move(flopValues),
                                          "A decode step does 2 FLOPs per active weight per sequence of the batch.", "7",
@@ -876,8 +883,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
         const bool legacy = sorting.kernelShare != 1.0;
         matmuls += legacy ? " * (1 + routed_share * (1 / (dispatch_efficiency * expert_kernel_share) - 1))"
                           : " * (1 + routed_share * (1 / dispatch_efficiency - 1))";
-        flopValues.push_back({"routed_share", sorting.routedShare, "",
-                              "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"});
+        flopValues.push_back(routedShareValue());
         flopValues.push_back({"dispatch_efficiency", sorting.dispatchEfficiency, "",
                               "the share of their rate the routed experts keep while their tokens are sorted to them and "
                               "back: 1 / (1 + 1.5 × permute_cost × ridge / d_ff_expert), the training step's forward "
@@ -974,17 +980,29 @@ double InferenceCost::activeMatmulWeights() const
     return double(m_params.active - m_params.embedding - m_params.unembedding) + double(m_model.vocab * m_model.dModel);
 }
 
+double InferenceCost::routedShare() const
+{
+    const ModelSpec &m = m_model;
+    if (m_mode == CostMode::Ideal || !m.moe || m.moeLayerCount() == 0)
+        return 0.0;
+    return double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams) / activeMatmulWeights();
+}
+
+DerivationValue InferenceCost::routedShareValue() const
+{
+    return {"routed_share", routedShare(), "", "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"};
+}
+
 InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting() const
 {
     // Routed tokens are sorted to their experts and back around the grouped matmuls, as in a
     // training step's forward (softwarestack.cpp); the rest of the layer is untouched. The sorting
     // is priced against the layer's mean shape factor, not the experts' own (a few points apart).
-    const ModelSpec &m = m_model;
-    if (m_mode == CostMode::Ideal || !m.moe || m.moeLayerCount() == 0)
+    const double share = routedShare();
+    if (share <= 0)
         return {};
-    return {double(m.moeLayerCount()) * m.moe->expertsPerToken * double(m_params.expertParams) / activeMatmulWeights(),
-            forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert)),
-            expertKernelShare(m_chip, m_spec.stack, m_spec.computeDtype)};
+    return {share, forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m_model.moe->dFfExpert)),
+            m_expertKernelShare};
 }
 
 std::optional<Error> InferenceCost::run()
@@ -1014,6 +1032,7 @@ std::optional<Error> InferenceCost::run()
         m_layerLatency = kDecodeKernelsPerLayer * kGpuKernelLatencyS;
     }
     m_prefillAttentionSlowdown = ideal ? 1.0 : prefillAttentionSlowdown();
+    m_expertKernelShare = ideal ? 1.0 : expertKernelShare(m_chip, m_spec.stack, m_spec.computeDtype);
     m_kvBytes = bytesPerElement(m_spec.kvDtype);
     m_actBytes = std::min(2.0, bytesPerElement(m_spec.computeDtype));
     m_kvPerToken = kvCacheBytesPerToken(m, m_spec.kvDtype);

@@ -35,7 +35,7 @@ constexpr double kForwardDispatchScale = (8.0 / 6.0) / kExpertDispatchCostGpu;
 
 // The widest layer NeMo's recipes leave without tensor-parallel communication overlap (their
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
-constexpr double kNemoOverlapMinWidth = 4096.0;
+constexpr double kNemoWidestWithoutOverlap = 4096.0;
 
 std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
@@ -107,7 +107,7 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     // collectives are hidden. XLA on TPUs is left as the MaxText runs were calibrated.
     if (chip.isTpu() || tensor < 2 || !sequenceParallel)
         return false;
-    return stack == "nemo" && dModel > kNemoOverlapMinWidth;
+    return stack == "nemo" && dModel > kNemoWidestWithoutOverlap;
 }
 
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)

@@ -269,15 +269,20 @@ private slots:
                                       + files(QStringLiteral("derivations"), QStringLiteral("*.meshplan"));
         const QStringList training = files(QStringLiteral("measured-runs/training"), QStringLiteral("*.json"));
         const QStringList serving = files(QStringLiteral("measured-runs/serving"), QStringLiteral("*.json"));
+        // The check rows beyond the fixtures: MoE serving on TensorRT-LLM, vLLM and SGLang,
+        // gpt-fast's batch-1 decodes, TPU decode.
+        const QStringList servingExtra = files(QStringLiteral("measured-runs-extra/serving"), QStringLiteral("*.json"));
         // The folders are read, not listed here: a vanished folder must not pass by testing nothing.
         QVERIFY(scenarios.size() >= 9);
         QVERIFY(training.size() >= 40);
         QVERIFY(serving.size() >= 20);
+        QVERIFY(servingExtra.size() >= 40);
         for (const bool ideal : {false, true}) {
             const char *mode = ideal ? "ideal" : "achievable";
             QTest::addRow("scenarios, %s", mode) << scenarios << ideal;
             QTest::addRow("measured training runs, %s", mode) << training << ideal;
             QTest::addRow("measured serving runs, %s", mode) << serving << ideal;
+            QTest::addRow("check serving runs, %s", mode) << servingExtra << ideal;
         }
     }
 
