@@ -141,6 +141,13 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
         rows.push_back(row);
         return;
     }
+    // An early encoding of a run the fixtures carry too: scored once, there.
+    if (measured.contains("duplicate_of")) {
+        row.measured = measured.at("step_time_s").get<double>();
+        row.skipped = "the same run as " + measured.at("duplicate_of").get<std::string>() + ", scored there";
+        rows.push_back(row);
+        return;
+    }
     row.measured = measured.at("step_time_s").get<double>();
     const auto e = evaluate(*plan);
     if (!e) {
@@ -444,8 +451,6 @@ json ratchetCeilings(const json &old, const std::vector<Row> &rows, bool loosen)
         double ceiling = ceilingOf(r);
         if (!loosen && old.contains(key) && old.at(key).is_number())
             ceiling = std::min(ceiling, old.at(key).get<double>());
-        else if (loosen && old.contains(key) && old.at(key).is_number() && ceiling > old.at(key).get<double>())
-            qInfo("raised: %s from %.1f%% to %.1f%%", key.c_str(), old.at(key).get<double>(), ceiling);
         ceilings[key] = ceiling;
     }
     return ceilings;
@@ -525,7 +530,14 @@ private slots:
         const std::vector<Row> rows = allRows();
         json ceilings = readCeilings();
         if (qEnvironmentVariableIntValue("MESHPLAN_UPDATE_DOCS") == 1) {
-            ceilings = ratchetCeilings(ceilings, rows, qEnvironmentVariableIntValue("MESHPLAN_LOOSEN_CEILINGS") == 1);
+            const json old = ceilings;
+            ceilings = ratchetCeilings(old, rows, qEnvironmentVariableIntValue("MESHPLAN_LOOSEN_CEILINGS") == 1);
+            for (const auto &[key, ceiling] : ceilings.items()) // what a loosening accepts, to read before committing
+                if (old.contains(key) && old.at(key).is_number() && ceiling.get<double>() > old.at(key).get<double>())
+                    qInfo("raised: %s from %.1f%% to %.1f%%", key.c_str(), old.at(key).get<double>(), ceiling.get<double>());
+            for (const auto &[key, ceiling] : old.items())
+                if (!ceilings.contains(key))
+                    qInfo("dropped: %s (%.1f%%)", key.c_str(), ceiling.get<double>());
             QVERIFY2(writeCeilings(ceilings), "cannot write tests/data/validation-ceilings.json");
         }
         QVERIFY2(!ceilings.empty(), "tests/data/validation-ceilings.json is missing or empty");
