@@ -46,6 +46,15 @@ Evaluation run(const json &doc, CostMode mode = CostMode::Ideal)
     return e.value();
 }
 
+/// The plan's evaluation with every number's derivation recorded.
+Derivations explained(const json &doc, CostMode mode = CostMode::Achievable)
+{
+    Derivations why;
+    if (!evaluate(parse(doc), mode, &why))
+        qFatal("cannot evaluate the plan");
+    return why;
+}
+
 /// One inference plan on `gpus` GPUs of one H100 node, tensor- (or expert-) parallel.
 json gpuPlan(const std::string &model, int gpus, std::int64_t batch, std::int64_t prompt, std::int64_t generate,
              const char *weights = "bf16", const char *parallel = "tensor")
@@ -451,8 +460,7 @@ private slots:
         doc["hardware"]["topology"] = {{"nodes", 4}, {"gpus_per_node", 8}};
         doc["parallelism"] = {{"expert", 32}};
         doc["workload"]["compute_dtype"] = "fp8";
-        Derivations why;
-        QVERIFY(evaluate(parse(doc), CostMode::Achievable, &why).hasValue());
+        const Derivations why = explained(doc);
         const Derivation &flops = why.at("terms.prefill_flops_s");
         const DerivationValue *efficiency = flops.find("dispatch_efficiency");
         const DerivationValue *share = flops.find("routed_share");
@@ -468,11 +476,9 @@ private slots:
         const double matmuls = 1.0 + share->value * (1.0 / efficiency->value - 1.0);
         QVERIFY(matmuls > 1.1 && matmuls < 1.2);
         // A dense model sorts nothing, and the book's ideal model leaves the sorting out.
-        Derivations dense;
-        QVERIFY(evaluate(parse(gpuPlan("llama-3-8b", 1, 1, 4096, 1)), CostMode::Achievable, &dense).hasValue());
+        const Derivations dense = explained(gpuPlan("llama-3-8b", 1, 1, 4096, 1));
         QVERIFY(!dense.at("terms.prefill_flops_s").find("routed_share"));
-        Derivations book;
-        QVERIFY(evaluate(parse(doc), CostMode::Ideal, &book).hasValue());
+        const Derivations book = explained(doc, CostMode::Ideal);
         QVERIFY(!book.at("terms.prefill_flops_s").find("dispatch_efficiency"));
     }
 
@@ -485,8 +491,7 @@ private slots:
     {
         json doc = gpuPlan("mixtral-8x7b", 2, 1, 2048, 1);
         doc["workload"]["stack"] = "tensorrt-llm";
-        Derivations why;
-        QVERIFY(evaluate(parse(doc), CostMode::Achievable, &why).hasValue());
+        const Derivations why = explained(doc);
         const Derivation &flops = why.at("terms.prefill_flops_s");
         const DerivationValue *kernel = flops.find("expert_kernel_share");
         const DerivationValue *share = flops.find("routed_share");
@@ -506,8 +511,7 @@ private slots:
         // Against a stack with Hopper-native grouped GEMMs (vLLM) the prefill takes 1.5-1.7x longer.
         json vllm = doc;
         vllm["workload"]["stack"] = "vllm";
-        Derivations native;
-        QVERIFY(evaluate(parse(vllm), CostMode::Achievable, &native).hasValue());
+        const Derivations native = explained(vllm);
         QVERIFY(!native.at("terms.prefill_flops_s").find("expert_kernel_share"));
         const double slower = flops.value / native.at("terms.prefill_flops_s").value;
         QVERIFY2(slower > 1.5 && slower < 1.7, qPrintable(QString::number(slower)));
@@ -523,12 +527,10 @@ private slots:
         json dense = gpuPlan("llama-3-8b", 2, 1, 2048, 1);
         dense["workload"]["stack"] = "tensorrt-llm";
         for (const json &plan : {fp8, a100, dense}) {
-            Derivations other;
-            QVERIFY(evaluate(parse(plan), CostMode::Achievable, &other).hasValue());
+            const Derivations other = explained(plan);
             QVERIFY(!other.at("terms.prefill_flops_s").find("expert_kernel_share"));
         }
-        Derivations book;
-        QVERIFY(evaluate(parse(doc), CostMode::Ideal, &book).hasValue());
+        const Derivations book = explained(doc, CostMode::Ideal);
         QVERIFY(!book.at("terms.prefill_flops_s").find("expert_kernel_share"));
     }
 
