@@ -135,23 +135,23 @@ private slots:
 
     // An 8-bit matmul keeps the share of its benchmark rate that a 16-bit one keeps inside a step
     // (MAMF, stas00/ml-engineering: H100 fp8 1402.6 of 1979 TFLOP/s = 0.709, bf16 794.5 of 989 =
-    // 0.803): 0.709 x 0.6 / 0.803 = 0.530. A type the chip runs as bf16, or a chip with no 8-bit
+    // 0.803): 0.709 x 0.573 / 0.803 = 0.506. A type the chip runs as bf16, or a chip with no 8-bit
     // figure, uses the ordinary fraction; an explicit fp8_flops_fraction still applies alone.
     void eightBitAchievableFraction()
     {
         const auto &catalog = ChipCatalog::builtin();
         const Chip &h100 = *catalog.find("h100-sxm");
-        QCOMPARE(h100.achievableFlopsFraction(DType::Bf16), 0.6);
-        QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Fp8) - 0.709 * 0.6 / 0.803) < 1e-12);
-        QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Int8) - 0.5298) < 1e-4);
-        // 0.530 x 1979 TFLOP/s = 1049 against 0.6 x 989 = 593 in bf16: an fp8 matmul runs 1.77x faster.
+        QCOMPARE(h100.achievableFlopsFraction(DType::Bf16), 0.573);
+        QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Fp8) - 0.709 * 0.573 / 0.803) < 1e-12);
+        QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Int8) - 0.5059) < 1e-4);
+        // 0.506 x 1979 TFLOP/s = 1001 against 0.573 x 989 = 567 in bf16: an fp8 matmul runs 1.77x faster.
         QVERIFY(std::fabs(h100.peakFlops(DType::Fp8) * h100.achievableFlopsFraction(DType::Fp8)
                           / (h100.peakFlops(DType::Bf16) * h100.achievableFlopsFraction(DType::Bf16)) - 1.7676) < 1e-3);
         // H200 has H100's SMs and clocks: the same bf16 matmul rate (MAMF), its own fp8 one (1453.4).
         const Chip &h200 = *catalog.find("h200");
         QCOMPARE(h200.achievableFlopsFraction(DType::Bf16), h100.achievableFlopsFraction(DType::Bf16));
         QCOMPARE(h200.achievable.matmulBenchmarkFraction, h100.achievable.matmulBenchmarkFraction);
-        QVERIFY(std::fabs(h200.achievableFlopsFraction(DType::Fp8) - 0.734 * 0.6 / 0.803) < 1e-12);
+        QVERIFY(std::fabs(h200.achievableFlopsFraction(DType::Fp8) - 0.734 * 0.573 / 0.803) < 1e-12);
         const Chip &a100 = *catalog.find("a100-80gb");
         QCOMPARE(a100.achievableFlopsFraction(DType::Fp8), 0.62); // no fp8 units: bf16 at the bf16 fraction
         const Chip &v5e = *catalog.find("tpu-v5e");
@@ -164,6 +164,37 @@ private slots:
         own.achievable.eightBitMatmulBenchmarkFraction = 0;
         own.achievable.eightBitFlopsFraction = 0.44;
         QCOMPARE(own.achievableFlopsFraction(DType::Fp8), 0.44);
+    }
+
+    // One benchmark-to-step share for every GPU: the A100 calibration runs set A100's
+    // flops_fraction (0.62), 0.713 of its maximum achievable matmul rate (271.2 of 312 TFLOP/s);
+    // every other GPU's flops_fraction is that share of its own MAMF, not a number of its own.
+    // Rounded to three places in the catalog.
+    void everyGpuKeepsTheSameShareOfItsBenchmarkRate()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        const Chip &a100 = *catalog.find("a100-80gb");
+        QCOMPARE(a100.achievable.flopsFraction, 0.62);
+        QCOMPARE(a100.achievable.matmulBenchmarkFraction, 0.869);
+        const double share = 0.62 / 0.869;
+        int gpus = 0;
+        for (const Chip &chip : catalog.chips()) {
+            if (chip.isTpu())
+                continue;
+            ++gpus;
+            QVERIFY2(chip.achievable.matmulBenchmarkFraction > 0, chip.id.c_str());
+            const double derived = share * chip.achievable.matmulBenchmarkFraction;
+            QVERIFY2(std::fabs(chip.achievable.flopsFraction - derived) < 5e-4,
+                     qPrintable(QStringLiteral("%1: %2, derived %3")
+                                    .arg(QString::fromStdString(chip.id))
+                                    .arg(chip.achievable.flopsFraction)
+                                    .arg(derived)));
+        }
+        QCOMPARE(gpus, 6); // A100, H100, H800, H200, B200, GB200
+        // Hand-derived: H100 0.713 x 0.803 = 0.573, B200 x 0.776 = 0.554, GB200 x 0.729 = 0.520.
+        QCOMPARE(catalog.find("h100-sxm")->achievable.flopsFraction, 0.573);
+        QCOMPARE(catalog.find("b200")->achievable.flopsFraction, 0.554);
+        QCOMPARE(catalog.find("gb200")->achievable.flopsFraction, 0.520);
     }
 
     // A kernel built for SM80 runs on Hopper as FlashAttention-2 does: its fwd+bwd rate over
@@ -189,7 +220,7 @@ private slots:
             const double share = ratio * a100.peakFlops(DType::Bf16) * a100.achievable.flopsFraction
                                  / (hopper.peakFlops(DType::Bf16) * hopper.achievable.flopsFraction);
             QVERIFY2(std::fabs(share - hopper.achievable.legacyKernelShare) < 0.002, id);
-            QCOMPARE(chipToJson(hopper)["achievable"]["legacy_kernel_share"].get<double>(), 0.557);
+            QCOMPARE(chipToJson(hopper)["achievable"]["legacy_kernel_share"].get<double>(), 0.583);
         }
         // Chips that run their own generation's kernels list none.
         for (const char *id : {"a100-80gb", "b200", "tpu-v5e"})
