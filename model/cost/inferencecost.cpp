@@ -639,7 +639,7 @@ DerivationValue InferenceCost::flopsFractionValue() const
     if (m_mode == CostMode::Ideal)
         return {"flops_fraction", 1.0, "", "the book's ideal model: matmuls at the advertised peak"};
     return {"flops_fraction", m_chip.achievableFlopsFraction(m_spec.computeDtype), "",
-            "catalog: " + m_chip.id + " achievable.flops_fraction, the share of peak measured in large matmuls"};
+            m_chip.achievableFlopsFractionNote(m_spec.computeDtype)};
 }
 
 DerivationValue InferenceCost::hbmValue(const char *name) const

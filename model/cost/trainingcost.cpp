@@ -689,7 +689,7 @@ DerivationValue TrainingCost::flopsFractionValue() const
     if (m_options.mode == CostMode::Ideal)
         return {"flops_fraction", 1.0, "", "the book's ideal model: matmuls at the advertised peak"};
     return {"flops_fraction", m_chip.achievableFlopsFraction(m_train.computeDtype), "",
-            "catalog: " + m_chip.id + " achievable.flops_fraction, the share of peak measured in whole training steps"};
+            m_chip.achievableFlopsFractionNote(m_train.computeDtype)};
 }
 
 DerivationValue TrainingCost::hbmValue() const

@@ -6,11 +6,22 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace meshplan::model {
 
 using nlohmann::json;
 namespace jf = json_fields;
+
+namespace {
+
+// An 8-bit type the chip lists a peak for: its achievable fraction follows the 8-bit figures.
+bool usesEightBitFraction(const Chip &chip, DType type)
+{
+    return (type == DType::Fp8 || type == DType::Int8) && chip.listedPeakFlops(type) > 0;
+}
+
+} // namespace
 
 bool IciSpec::wraps(const std::vector<int> &shape, std::size_t axis) const
 {
@@ -48,8 +59,7 @@ double Chip::benchmarkDerating() const
 
 double Chip::achievableFlopsFraction(DType type) const
 {
-    const bool eightBit = type == DType::Fp8 || type == DType::Int8;
-    if (eightBit && listedPeakFlops(type) > 0) {
+    if (usesEightBitFraction(*this, type)) {
         // An 8-bit matmul keeps the same share of its benchmark rate inside a step as a 16-bit one.
         if (achievable.eightBitMatmulBenchmarkFraction > 0 && benchmarkDerating() > 0)
             return achievable.eightBitMatmulBenchmarkFraction * benchmarkDerating();
@@ -57,6 +67,29 @@ double Chip::achievableFlopsFraction(DType type) const
             return achievable.eightBitFlopsFraction;
     }
     return achievable.flopsFraction;
+}
+
+std::string Chip::achievableFlopsFractionNote(DType type) const
+{
+    const auto share = [](double value) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%.3f", value);
+        return std::string(text);
+    };
+    const std::string catalog = "catalog: " + id + " achievable.";
+    const double derate = benchmarkDerating();
+    const std::string kept = share(derate) + ", the share of its benchmark rate a matmul keeps inside a step";
+    if (usesEightBitFraction(*this, type)) {
+        if (achievable.eightBitMatmulBenchmarkFraction > 0 && derate > 0)
+            return catalog + "fp8_matmul_benchmark_fraction " + share(achievable.eightBitMatmulBenchmarkFraction)
+                   + " (the best an 8-bit matmul reaches alone) x " + kept;
+        if (achievable.eightBitFlopsFraction > 0)
+            return catalog + "fp8_flops_fraction, set on whole 8-bit training steps";
+    }
+    if (derate > 0)
+        return catalog + "flops_fraction = matmul_benchmark_fraction " + share(achievable.matmulBenchmarkFraction)
+               + " (the best a matmul reaches alone) x " + kept;
+    return catalog + "flops_fraction, the share of peak matmuls reach in whole training steps";
 }
 
 double Chip::matmulShapeEfficiency(double k, DType type) const

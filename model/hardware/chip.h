@@ -136,6 +136,9 @@ struct Chip {
     /// matmul benchmark derated as the 16-bit one is (when both are known), else
     /// achievable.eightBitFlopsFraction when given; otherwise achievable.flopsFraction.
     double achievableFlopsFraction(DType type) const;
+    /// Where achievableFlopsFraction(type) comes from, in words and with the catalog's numbers,
+    /// for the derivations.
+    std::string achievableFlopsFractionNote(DType type) const;
     /// The share of the large-K matmul rate a matmul of reduction depth `k` reaches in `type`:
     /// k / (k + K0), where K0 is achievable.matmulTileOverheadK scaled by the dtype's peak over
     /// the 16-bit one (the fixed per-tile time is the same, the K loop runs faster). 1 when the

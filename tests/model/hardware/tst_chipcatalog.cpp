@@ -195,6 +195,16 @@ private slots:
         QCOMPARE(catalog.find("h100-sxm")->achievable.flopsFraction, 0.573);
         QCOMPARE(catalog.find("b200")->achievable.flopsFraction, 0.554);
         QCOMPARE(catalog.find("gb200")->achievable.flopsFraction, 0.520);
+        // The derivations say so with the numbers: benchmark share x the share a step keeps.
+        const Chip &h100 = *catalog.find("h100-sxm");
+        const QString bf16 = QString::fromStdString(h100.achievableFlopsFractionNote(DType::Bf16));
+        QVERIFY2(bf16.contains(QStringLiteral("matmul_benchmark_fraction 0.803")) && bf16.contains(QStringLiteral("x 0.714")),
+                 qPrintable(bf16));
+        const QString fp8 = QString::fromStdString(h100.achievableFlopsFractionNote(DType::Fp8));
+        QVERIFY2(fp8.contains(QStringLiteral("fp8_matmul_benchmark_fraction 0.709")), qPrintable(fp8));
+        const QString tpu = QString::fromStdString(catalog.find("tpu-v5p")->achievableFlopsFractionNote(DType::Bf16));
+        QVERIFY2(tpu.contains(QStringLiteral("whole training steps")) && !tpu.contains(QStringLiteral("benchmark")),
+                 qPrintable(tpu));
     }
 
     // A kernel built for SM80 runs on Hopper as FlashAttention-2 does: its fwd+bwd rate over
