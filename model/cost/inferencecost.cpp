@@ -8,6 +8,7 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 
 namespace meshplan::model {
@@ -48,6 +49,16 @@ constexpr double kFourBitDecodeEfficiency = 0.50;
 // overlap), and dispatches in fp8 when the experts run fp8 while the combine stays bf16
 // (DeepEP README: "FP8 dispatching and BF16 combining").
 constexpr double kEpPrefillMicroBatches = 2.0;
+
+// An inference engine's 16-bit kernels keep more of their benchmark rate than a training step's
+// (flops_fraction / matmul_benchmark_fraction, 0.71): a forward pass only, no optimizer, no
+// gradient collectives sharing the SMs. Vidur's profiles of the linear layers an engine runs
+// (fp16 F.linear, kernel time; six models at TP 1-8 and 1k-16k tokens, M >= 1024:
+// microsoft/vidur@7d47513 data/profiling/compute/{a100,h100}/*/mlp.csv) give a median 0.708 of
+// A100's peak and 0.681 of H100's: 0.815 and 0.848 of each chip's maximum achievable matmul rate.
+// Vidur profiles no 8-bit kernels, so 8-bit matmuls keep the step's share (TensorRT-LLM's fp8
+// prefills on H100 sit there).
+constexpr double kInferenceKernelShare = 0.83;
 
 constexpr const char *kFusedAllReduceReason =
     "on a TPU the all-reduce runs fused with the matmul that produces it (attention output, MLP down "
@@ -154,6 +165,11 @@ private:
                         std::size_t firstCollective);
     DerivationValue peakValue() const;
     DerivationValue flopsFractionValue() const;
+    /// The share of peak the plan's matmuls reach here: a GPU's 16-bit matmuls at their benchmark
+    /// rate x kInferenceKernelShare, 8-bit ones (and TPUs) at the chip's achievable fraction.
+    double inferenceFlopsFraction() const;
+    /// The share of a 16-bit kernel's benchmark rate an inference step keeps (0: no benchmark).
+    double inferenceKernelShare() const;
     DerivationValue expertKernelShareValue(double share) const;
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
@@ -638,8 +654,34 @@ DerivationValue InferenceCost::flopsFractionValue() const
 {
     if (m_mode == CostMode::Ideal)
         return {"flops_fraction", 1.0, "", "the book's ideal model: matmuls at the advertised peak"};
-    return {"flops_fraction", m_chip.achievableFlopsFraction(m_spec.computeDtype), "",
-            m_chip.achievableFlopsFractionNote(m_spec.computeDtype)};
+    const double fraction = inferenceFlopsFraction();
+    if (fraction != m_chip.achievableFlopsFraction(m_spec.computeDtype)) {
+        char share[64];
+        std::snprintf(share, sizeof share, "%.3f (the best a matmul reaches alone) x %.2f", m_chip.achievable.matmulBenchmarkFraction,
+                      kInferenceKernelShare);
+        return {"flops_fraction", fraction, "",
+                "catalog: " + m_chip.id + " achievable.matmul_benchmark_fraction " + share
+                    + ", the share of it an inference engine's 16-bit matmuls keep (Vidur's kernel profiles)"};
+    }
+    return {"flops_fraction", fraction, "", m_chip.achievableFlopsFractionNote(m_spec.computeDtype)};
+}
+
+double InferenceCost::inferenceKernelShare() const
+{
+    if (m_mode == CostMode::Ideal || m_chip.isTpu() || m_chip.achievable.matmulBenchmarkFraction <= 0)
+        return 0.0;
+    return kInferenceKernelShare;
+}
+
+double InferenceCost::inferenceFlopsFraction() const
+{
+    if (m_mode == CostMode::Ideal)
+        return 1.0;
+    const DType type = m_spec.computeDtype;
+    const bool eightBit = (type == DType::Fp8 || type == DType::Int8) && m_chip.listedPeakFlops(type) > 0;
+    if (eightBit || inferenceKernelShare() <= 0)
+        return m_chip.achievableFlopsFraction(type);
+    return m_chip.achievable.matmulBenchmarkFraction * inferenceKernelShare();
 }
 
 DerivationValue InferenceCost::hbmValue(const char *name) const
@@ -875,7 +917,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
          m_prefillAttentionSlowdown == 1.0
              ? "1: attention at the matmul rate (the ideal model, a TPU, or no kernel curve for the chip)"
              : "the matmul rate over the fused attention kernel's forward rate at the prompt's length, in 16 bits "
-               "(catalog attention_kernels, derated as the matmuls are)"},
+               "(catalog attention_kernels, at the share of its benchmark an engine keeps)"},
         tokens, lanesValue(), peakValue(), flopsFractionValue(),
         {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}};
     std::string matmuls = "2 * matmul_params * shape";
@@ -941,11 +983,11 @@ double InferenceCost::prefillAttentionSlowdown() const
     // A prefill's attention is one fused kernel per layer, as a training step's forward: it runs
     // at the kernel's measured forward rate for the prompt's length (short prompts waste the
     // causal diagonal and the pipeline fill), in 16 bits even under an 8-bit recipe (fp8 context
-    // attention is an opt-in of some engines), derated from its benchmark as the matmuls are. The
-    // serving stacks call their own or FlashAttention's kernels: with no published curve of
-    // theirs, the fastest kernel with one on the chip.
+    // attention is an opt-in of some engines), keeping the share of its benchmark that an engine's
+    // 16-bit matmuls keep. The serving stacks call their own or FlashAttention's kernels: with no
+    // published curve of theirs, the fastest kernel with one on the chip.
     const auto found = m_chip.attentionKernels.find(attentionKernelFor(m_chip, m_spec.stack));
-    const double derate = m_chip.benchmarkDerating();
+    const double derate = inferenceKernelShare();
     if (m_chip.isTpu() || found == m_chip.attentionKernels.end() || derate <= 0 || !(m_peak > 0))
         return 1.0;
     const double T = double(m_spec.promptLen) / m_cp;
@@ -1011,7 +1053,7 @@ std::optional<Error> InferenceCost::run()
         return error;
     const ModelSpec &m = m_model;
     const bool ideal = m_mode == CostMode::Ideal;
-    m_peak = m_chip.peakFlops(m_spec.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_spec.computeDtype));
+    m_peak = m_chip.peakFlops(m_spec.computeDtype) * inferenceFlopsFraction();
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : m_chip.achievable.hbmEfficiency);
     m_weightBytes = bytesPerElement(m_spec.weightDtype);
     if (!ideal && m_spec.weightDtype == DType::Int4)
