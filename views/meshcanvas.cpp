@@ -794,20 +794,24 @@ void MeshCanvas::rebuildScene()
             if (wraps)
                 m_legendLines << tr("dashed arcs: wraparound links (the axis is a ring), drawn on the first layer");
         } else {
-            // As wide as the domains, as tall as a chip at least (a one-node plan is fitted large).
-            double right = first.right() + 3;
-            for (const auto *b : m_blocks)
-                right = std::max(right, b->rect().right() + 3);
-            const double bandH = std::max(p.pitch, meshWidth / 45);
-            auto *band = s->addRect(QRectF(-3, y, right + 3, bandH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));
-            band->setZValue(-2);
-            QString fabric = tr("scale-out network (fat tree)");
-            if (topo.chip().scaleOut)
-                fabric += QStringLiteral(" · ")
-                          + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth))
-                          + (rack ? tr(" per rack") : tr(" per node"));
-            auto *label = addCaption(fabric, QRectF(0.2 * bandH, y, right - 0.4 * bandH, bandH), Qt::AlignLeft | Qt::AlignVCenter);
-            label->setBrush(QColor(0x20, 0x20, 0x20));
+            // The fabric band joins the domains: a one-domain plan sends nothing over it, and its
+            // band, as wide as one fitted-large domain, would be an unlabelled block.
+            if (blocks > 1) {
+                // As wide as the domains, as tall as a chip at least.
+                double right = first.right() + 3;
+                for (const auto *b : m_blocks)
+                    right = std::max(right, b->rect().right() + 3);
+                const double bandH = std::max(p.pitch, meshWidth / 45);
+                auto *band = s->addRect(QRectF(-3, y, right + 3, bandH), QPen(Qt::NoPen), roleColor(Role::Data).lighter(170));
+                band->setZValue(-2);
+                QString fabric = tr("scale-out network (fat tree)");
+                if (topo.chip().scaleOut)
+                    fabric += QStringLiteral(" · ")
+                              + qs(model::formatBytesPerSecond(topo.chip().scaleOut->nodeEgressBandwidth))
+                              + (rack ? tr(" per rack") : tr(" per node"));
+                auto *label = addCaption(fabric, QRectF(0.2 * bandH, y, right - 0.4 * bandH, bandH), Qt::AlignLeft | Qt::AlignVCenter);
+                label->setBrush(QColor(0x20, 0x20, 0x20));
+            }
             // Past kMaxItems nodes a box stands for several: say what it holds.
             if (m_aggregate > 1)
                 m_legendLines << (rack ? tr("each box: %1 racks = %2 GPUs%3") : tr("each box: %1 nodes = %2 GPUs%3"))
