@@ -842,6 +842,25 @@ private slots:
         QVERIFY(legendSays(QStringLiteral("each box: one NVLink domain of 8 GPUs")));
     }
 
+    /// A one-node GPU plan sends nothing over the scale-out network; fitted to one node, its band
+    /// was an unlabelled block the size of a chip. Two nodes and up draw it, with its name.
+    void drawsTheScaleOutBandOnlyBetweenNodes()
+    {
+        const auto band = [this] {
+            int bands = 0;
+            for (QGraphicsItem *item : canvas()->scene()->items())
+                if (const auto *text = dynamic_cast<QGraphicsSimpleTextItem *>(item))
+                    bands += text->text().startsWith(QStringLiteral("scale-out network")) ? 1 : 0;
+            return bands;
+        };
+        QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 1}}}}));
+        QCOMPARE(band(), 0);
+        QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}}));
+        QCOMPARE(band(), 0);
+        QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 2}, {"gpus_per_node", 8}}}}));
+        QCOMPARE(band(), 1);
+    }
+
     /// Review 5: an 8-chip v5p 2x2x2 or a v5e 4x4 filled about 15% of the canvas.
     void fitsSmallMeshesLarger()
     {
