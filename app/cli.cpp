@@ -169,9 +169,9 @@ std::string flagFor(const std::string &path)
 
 std::string tableRow(const std::string &label, const std::string &value)
 {
+    // A label past the column keeps one space before its value.
     std::string padded = label;
-    if (padded.size() < 24)
-        padded.resize(24, ' ');
+    padded.resize(std::max<std::size_t>(24, label.size() + 1), ' ');
     return "  " + padded + value + "\n";
 }
 
@@ -215,7 +215,8 @@ void printHardware(const json &r, std::ostream &out)
                                          + " per node");
     }
     out << tableRow("PCIe", m::formatBytesPerSecond(r["pcie_bandwidth"].get<double>()));
-    out << tableRow("achievable FLOPs", m::formatNumber(r["achievable"]["flops_fraction"].get<double>() * 100) + "% of peak");
+    out << tableRow("achievable FLOPs", m::formatNumber(r["achievable"]["flops_fraction"].get<double>() * 100)
+                                            + "% of peak in a training step");
     if (r.contains("sources"))
         for (auto it = r["sources"].begin(); it != r["sources"].end(); ++it)
             out << tableRow("source: " + it.key(), it->get<std::string>());

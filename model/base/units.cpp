@@ -80,6 +80,13 @@ std::string formatBytesPerSecond(double rate)
     return withPrefix(rate, "B/s", 1000.0);
 }
 
+std::string formatShare(double share)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f", share);
+    return buffer;
+}
+
 std::string formatNumber(double value)
 {
     if (!std::isfinite(value))

@@ -13,6 +13,7 @@ std::string formatFlopsPerSecond(double rate);  ///< "197 TFLOP/s"
 std::string formatBytesPerSecond(double rate);  ///< "450 GB/s"
 /// Three significant digits, no prefix: "2550", "0.123", "1.2e+20".
 std::string formatNumber(double value);
+std::string formatShare(double share); ///< "0.709": a share of a peak or benchmark, three decimals
 /// A count: whole numbers without decimals ("8", "1024"), anything else as formatNumber.
 std::string formatCount(double value);
 

@@ -8,7 +8,6 @@
 #include "plan/plan.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
 
 namespace meshplan::model {
@@ -50,15 +49,15 @@ constexpr double kFourBitDecodeEfficiency = 0.50;
 // (DeepEP README: "FP8 dispatching and BF16 combining").
 constexpr double kEpPrefillMicroBatches = 2.0;
 
-// An inference engine's 16-bit kernels keep more of their benchmark rate than a training step's
-// (flops_fraction / matmul_benchmark_fraction, 0.71): a forward pass only, no optimizer, no
-// gradient collectives sharing the SMs. Vidur's profiles of the linear layers an engine runs
-// (fp16 F.linear, kernel time; six models at TP 1-8 and 1k-16k tokens, M >= 1024:
-// microsoft/vidur@7d47513 data/profiling/compute/{a100,h100}/*/mlp.csv) give a median 0.708 of
-// A100's peak and 0.681 of H100's: 0.815 and 0.848 of each chip's maximum achievable matmul rate.
-// Vidur profiles no 8-bit kernels, so 8-bit matmuls keep the step's share (TensorRT-LLM's fp8
-// prefills on H100 sit there).
-constexpr double kInferenceKernelShare = 0.83;
+// The share of its benchmark rate (MAMF) a 16-bit kernel keeps in an inference engine, against a
+// training step's 0.71 (flops_fraction / matmul_benchmark_fraction), which also carries the
+// backward pass's layouts and gradient collectives sharing the SMs. Vidur's kernel timings of the
+// linear layers engines run (fp16 F.linear; six models at TP 1-8 and 1k-16k tokens, M >= 1024:
+// microsoft/vidur@7d47513 data/profiling/compute/{a100,h100}/*/mlp.csv) give a median 0.815 of
+// A100's MAMF, which has no shape term here, and 0.875 of H100's once its shape factor (K0 = 137)
+// is divided out, as the model applies it again: 0.845 between them. Vidur profiles no 8-bit
+// kernels, so 8-bit matmuls keep the step's share (TensorRT-LLM's fp8 prefills on H100 sit there).
+constexpr double kInferenceKernelShare = 0.845;
 
 constexpr const char *kFusedAllReduceReason =
     "on a TPU the all-reduce runs fused with the matmul that produces it (attention output, MLP down "
@@ -166,10 +165,14 @@ private:
     DerivationValue peakValue() const;
     DerivationValue flopsFractionValue() const;
     /// The share of peak the plan's matmuls reach here: a GPU's 16-bit matmuls at their benchmark
-    /// rate x kInferenceKernelShare, 8-bit ones (and TPUs) at the chip's achievable fraction.
+    /// rate x kInferenceKernelShare, others (8-bit, fp4, fp32; TPUs) at the chip's achievable
+    /// fraction; 1 in the ideal model.
     double inferenceFlopsFraction() const;
-    /// The share of a 16-bit kernel's benchmark rate an inference step keeps (0: no benchmark).
+    /// The share of a 16-bit kernel's benchmark rate an inference engine keeps on this chip: 0 in
+    /// the ideal model, on TPUs and on chips with no matmul benchmark.
     double inferenceKernelShare() const;
+    /// Whether the plan's matmuls run at their benchmark rate x inferenceKernelShare().
+    bool matmulsKeepTheInferenceShare() const;
     DerivationValue expertKernelShareValue(double share) const;
     DerivationValue hbmValue(const char *name = "hbm_bandwidth") const;
     DerivationValue hbmEfficiencyValue() const;
@@ -655,14 +658,11 @@ DerivationValue InferenceCost::flopsFractionValue() const
     if (m_mode == CostMode::Ideal)
         return {"flops_fraction", 1.0, "", "the book's ideal model: matmuls at the advertised peak"};
     const double fraction = inferenceFlopsFraction();
-    if (fraction != m_chip.achievableFlopsFraction(m_spec.computeDtype)) {
-        char share[64];
-        std::snprintf(share, sizeof share, "%.3f (the best a matmul reaches alone) x %.2f", m_chip.achievable.matmulBenchmarkFraction,
-                      kInferenceKernelShare);
+    if (matmulsKeepTheInferenceShare())
         return {"flops_fraction", fraction, "",
-                "catalog: " + m_chip.id + " achievable.matmul_benchmark_fraction " + share
-                    + ", the share of it an inference engine's 16-bit matmuls keep (Vidur's kernel profiles)"};
-    }
+                "matmul_benchmark_fraction " + formatShare(m_chip.achievable.matmulBenchmarkFraction) + " (catalog: "
+                    + m_chip.id + ", the best a matmul reaches alone) x " + formatShare(kInferenceKernelShare)
+                    + ", the share of it an inference engine's 16-bit matmuls keep (Vidur's kernel timings)"};
     return {"flops_fraction", fraction, "", m_chip.achievableFlopsFractionNote(m_spec.computeDtype)};
 }
 
@@ -673,15 +673,18 @@ double InferenceCost::inferenceKernelShare() const
     return kInferenceKernelShare;
 }
 
+bool InferenceCost::matmulsKeepTheInferenceShare() const
+{
+    return inferenceKernelShare() > 0 && m_chip.computesAtSixteenBitRate(m_spec.computeDtype);
+}
+
 double InferenceCost::inferenceFlopsFraction() const
 {
     if (m_mode == CostMode::Ideal)
         return 1.0;
-    const DType type = m_spec.computeDtype;
-    const bool eightBit = (type == DType::Fp8 || type == DType::Int8) && m_chip.listedPeakFlops(type) > 0;
-    if (eightBit || inferenceKernelShare() <= 0)
-        return m_chip.achievableFlopsFraction(type);
-    return m_chip.achievable.matmulBenchmarkFraction * inferenceKernelShare();
+    if (matmulsKeepTheInferenceShare())
+        return m_chip.achievable.matmulBenchmarkFraction * inferenceKernelShare();
+    return m_chip.achievableFlopsFraction(m_spec.computeDtype);
 }
 
 DerivationValue InferenceCost::hbmValue(const char *name) const

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
 
 namespace meshplan::model {
 
@@ -69,25 +68,25 @@ double Chip::achievableFlopsFraction(DType type) const
     return achievable.flopsFraction;
 }
 
+bool Chip::computesAtSixteenBitRate(DType type) const
+{
+    return type != DType::Fp32 && peakFlops(type) == peakFlops(DType::Bf16);
+}
+
 std::string Chip::achievableFlopsFractionNote(DType type) const
 {
-    const auto share = [](double value) {
-        char text[16];
-        std::snprintf(text, sizeof text, "%.3f", value);
-        return std::string(text);
-    };
     const std::string catalog = "catalog: " + id + " achievable.";
     const double derate = benchmarkDerating();
-    const std::string kept = share(derate) + ", the share of its benchmark rate a matmul keeps inside a step";
+    const std::string kept = formatShare(derate) + ", the share of its benchmark rate a matmul keeps inside a training step";
     if (usesEightBitFraction(*this, type)) {
         if (achievable.eightBitMatmulBenchmarkFraction > 0 && derate > 0)
-            return catalog + "fp8_matmul_benchmark_fraction " + share(achievable.eightBitMatmulBenchmarkFraction)
+            return catalog + "fp8_matmul_benchmark_fraction " + formatShare(achievable.eightBitMatmulBenchmarkFraction)
                    + " (the best an 8-bit matmul reaches alone) x " + kept;
         if (achievable.eightBitFlopsFraction > 0)
             return catalog + "fp8_flops_fraction, set on whole 8-bit training steps";
     }
     if (derate > 0)
-        return catalog + "flops_fraction = matmul_benchmark_fraction " + share(achievable.matmulBenchmarkFraction)
+        return catalog + "flops_fraction = matmul_benchmark_fraction " + formatShare(achievable.matmulBenchmarkFraction)
                + " (the best a matmul reaches alone) x " + kept;
     return catalog + "flops_fraction, the share of peak matmuls reach in whole training steps";
 }

@@ -136,6 +136,9 @@ struct Chip {
     /// matmul benchmark derated as the 16-bit one is (when both are known), else
     /// achievable.eightBitFlopsFraction when given; otherwise achievable.flopsFraction.
     double achievableFlopsFraction(DType type) const;
+    /// Whether a matmul in `type` runs at the 16-bit rate: bf16 and fp16, and formats the chip
+    /// runs as bf16 (fp8 on a chip without fp8 units).
+    bool computesAtSixteenBitRate(DType type) const;
     /// Where achievableFlopsFraction(type) comes from, in words and with the catalog's numbers,
     /// for the derivations.
     std::string achievableFlopsFractionNote(DType type) const;

@@ -22,8 +22,8 @@ using namespace meshplan::model;
 namespace {
 
 // H100's achievable.flops_fraction: A100's calibrated share of its benchmark matmul rate
-// (0.62 / 0.869) times H100's maximum achievable matmul rate, 0.803 of peak.
-constexpr double kH100Fraction = 0.573;
+// (0.62 / 0.869 = 0.7135) times H100's maximum achievable matmul rate, 0.803 of peak.
+constexpr double kH100Fraction = 0.5729;
 
 // A plain-MLP model whose attention and vocabulary are small next to its MLP, so that the book's
 // MLP-only formulas apply to it within a percent or two.
@@ -386,7 +386,7 @@ private slots:
     }
 
     // The attention core runs at its kernel's benchmark rate, derated as the chip's matmuls are
-    // (0.573 / 0.803 on H100), with a backward of 2.5x its forward FLOPs. Megatron calls cuDNN's
+    // (0.5729 / 0.803 on H100), with a backward of 2.5x its forward FLOPs. Megatron calls cuDNN's
     // kernel, a stack left unnamed the fastest listed (FlashAttention-3): at 8192 tokens their
     // shares are 0.535/0.492 and 0.609/0.531 (forward/backward). Everything else is the same, so
     // the steps differ by 4 layers x 8192 tokens x 33,554,432 FLOPs (2 T heads (qk + v) / 2) x
@@ -703,7 +703,7 @@ private slots:
     }
 
     // An fp8 recipe runs the weight matmuls in fp8 at MAMF's fp8 share derated as bf16's is
-    // (0.709 x 0.573 / 0.803 of 1979 TFLOP/s); the attention core stays at the bf16 kernel's rate and
+    // (0.709 x 0.5729 / 0.803 of 1979 TFLOP/s); the attention core stays at the bf16 kernel's rate and
     // the output layer at the bf16 matmul rate.
     void fp8RecipeKeepsAttentionAndLogitsInBf16()
     {

@@ -135,23 +135,23 @@ private slots:
 
     // An 8-bit matmul keeps the share of its benchmark rate that a 16-bit one keeps inside a step
     // (MAMF, stas00/ml-engineering: H100 fp8 1402.6 of 1979 TFLOP/s = 0.709, bf16 794.5 of 989 =
-    // 0.803): 0.709 x 0.573 / 0.803 = 0.506. A type the chip runs as bf16, or a chip with no 8-bit
+    // 0.803): 0.709 x 0.5729 / 0.803 = 0.506. A type the chip runs as bf16, or a chip with no 8-bit
     // figure, uses the ordinary fraction; an explicit fp8_flops_fraction still applies alone.
     void eightBitAchievableFraction()
     {
         const auto &catalog = ChipCatalog::builtin();
         const Chip &h100 = *catalog.find("h100-sxm");
-        QCOMPARE(h100.achievableFlopsFraction(DType::Bf16), 0.573);
-        QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Fp8) - 0.709 * 0.573 / 0.803) < 1e-12);
+        QCOMPARE(h100.achievableFlopsFraction(DType::Bf16), 0.5729);
+        QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Fp8) - 0.709 * 0.5729 / 0.803) < 1e-12);
         QVERIFY(std::fabs(h100.achievableFlopsFraction(DType::Int8) - 0.5059) < 1e-4);
-        // 0.506 x 1979 TFLOP/s = 1001 against 0.573 x 989 = 567 in bf16: an fp8 matmul runs 1.77x faster.
+        // 0.506 x 1979 TFLOP/s = 1001 against 0.5729 x 989 = 567 in bf16: an fp8 matmul runs 1.77x faster.
         QVERIFY(std::fabs(h100.peakFlops(DType::Fp8) * h100.achievableFlopsFraction(DType::Fp8)
                           / (h100.peakFlops(DType::Bf16) * h100.achievableFlopsFraction(DType::Bf16)) - 1.7676) < 1e-3);
         // H200 has H100's SMs and clocks: the same bf16 matmul rate (MAMF), its own fp8 one (1453.4).
         const Chip &h200 = *catalog.find("h200");
         QCOMPARE(h200.achievableFlopsFraction(DType::Bf16), h100.achievableFlopsFraction(DType::Bf16));
         QCOMPARE(h200.achievable.matmulBenchmarkFraction, h100.achievable.matmulBenchmarkFraction);
-        QVERIFY(std::fabs(h200.achievableFlopsFraction(DType::Fp8) - 0.734 * 0.573 / 0.803) < 1e-12);
+        QVERIFY(std::fabs(h200.achievableFlopsFraction(DType::Fp8) - 0.734 * 0.5729 / 0.803) < 1e-12);
         const Chip &a100 = *catalog.find("a100-80gb");
         QCOMPARE(a100.achievableFlopsFraction(DType::Fp8), 0.62); // no fp8 units: bf16 at the bf16 fraction
         const Chip &v5e = *catalog.find("tpu-v5e");
@@ -169,7 +169,7 @@ private slots:
     // One benchmark-to-step share for every GPU: the A100 calibration runs set A100's
     // flops_fraction (0.62), 0.713 of its maximum achievable matmul rate (271.2 of 312 TFLOP/s);
     // every other GPU's flops_fraction is that share of its own MAMF, not a number of its own.
-    // Rounded to three places in the catalog.
+    // Rounded down to four places in the catalog, so every GPU's note shows the same 0.713.
     void everyGpuKeepsTheSameShareOfItsBenchmarkRate()
     {
         const auto &catalog = ChipCatalog::builtin();
@@ -191,14 +191,14 @@ private slots:
                                     .arg(derived)));
         }
         QCOMPARE(gpus, 6); // A100, H100, H800, H200, B200, GB200
-        // Hand-derived: H100 0.713 x 0.803 = 0.573, B200 x 0.776 = 0.554, GB200 x 0.729 = 0.520.
-        QCOMPARE(catalog.find("h100-sxm")->achievable.flopsFraction, 0.573);
-        QCOMPARE(catalog.find("b200")->achievable.flopsFraction, 0.554);
-        QCOMPARE(catalog.find("gb200")->achievable.flopsFraction, 0.520);
+        // Hand-derived: H100 0.7135 x 0.803 = 0.5729, B200 x 0.776 = 0.5536, GB200 x 0.729 = 0.5201.
+        QCOMPARE(catalog.find("h100-sxm")->achievable.flopsFraction, 0.5729);
+        QCOMPARE(catalog.find("b200")->achievable.flopsFraction, 0.5536);
+        QCOMPARE(catalog.find("gb200")->achievable.flopsFraction, 0.5201);
         // The derivations say so with the numbers: benchmark share x the share a step keeps.
         const Chip &h100 = *catalog.find("h100-sxm");
         const QString bf16 = QString::fromStdString(h100.achievableFlopsFractionNote(DType::Bf16));
-        QVERIFY2(bf16.contains(QStringLiteral("matmul_benchmark_fraction 0.803")) && bf16.contains(QStringLiteral("x 0.714")),
+        QVERIFY2(bf16.contains(QStringLiteral("matmul_benchmark_fraction 0.803")) && bf16.contains(QStringLiteral("x 0.713")),
                  qPrintable(bf16));
         const QString fp8 = QString::fromStdString(h100.achievableFlopsFractionNote(DType::Fp8));
         QVERIFY2(fp8.contains(QStringLiteral("fp8_matmul_benchmark_fraction 0.709")), qPrintable(fp8));
