@@ -6,10 +6,12 @@
 #include "plan/plan.h"
 #include "transformer/modelcatalog.h"
 
+#include <QFile>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using nlohmann::json;
@@ -401,6 +403,44 @@ private slots:
         QVERIFY(v);
         QVERIFY2(QString::fromStdString(v->source).contains(QStringLiteral("0.869")) && QString::fromStdString(v->source).contains(QStringLiteral("x 0.845")),
                  v->source.c_str());
+    }
+
+    // The inference kernel share against the kernel timings it comes from
+    // (tests/data/kernel-benchmarks/vidur-linear-layers.json, a sample of Vidur's fp16 linear
+    // layers at M >= 1024): the median share of MAMF is 0.815 on A100, which has no shape term,
+    // and 0.877 on H100 with its shape factor K / (K + 137) divided out; the share is their mean,
+    // within 0.01, and each chip's median lies within 0.04 of it.
+    void inferenceShareFollowsVidursKernelTimings()
+    {
+        QFile file(QStringLiteral(MESHPLAN_TEST_DATA "/kernel-benchmarks/vidur-linear-layers.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const json data = json::parse(file.readAll().toStdString());
+        const auto &catalog = ChipCatalog::builtin();
+        const auto medianShare = [&](const char *gpu, const char *chipId) {
+            const Chip &chip = *catalog.find(chipId);
+            std::vector<double> shares;
+            for (const json &p : data["points"]) {
+                if (p["gpu"] != gpu)
+                    continue;
+                const double m = p["m"], n = p["n"], k = p["k"], seconds = p["time_ms"].get<double>() * 1e-3;
+                const double benchmark = chip.peakFlops(DType::Fp16) * chip.achievable.matmulBenchmarkFraction;
+                shares.push_back(2.0 * m * n * k / seconds / benchmark / chip.matmulShapeEfficiency(k, DType::Fp16));
+            }
+            std::sort(shares.begin(), shares.end());
+            return shares.empty() ? 0.0 : shares[shares.size() / 2];
+        };
+        const double a100 = medianShare("a100", "a100-80gb");
+        const double h100 = medianShare("h100", "h100-sxm");
+        QVERIFY2(std::fabs(a100 - 0.815) < 0.005, qPrintable(QString::number(a100)));
+        QVERIFY2(std::fabs(h100 - 0.877) < 0.005, qPrintable(QString::number(h100)));
+        // The share the model uses, read off an A100 serving plan's flops_fraction.
+        json doc = gpuPlan("llama-3-8b", 1, 1, 2048, 2);
+        doc["hardware"]["chip"] = "a100-80gb";
+        const DerivationValue *fraction = explained(doc).at("terms.prefill_flops_s").find("flops_fraction");
+        QVERIFY(fraction);
+        const double share = fraction->value / 0.869;
+        QVERIFY2(std::fabs(share - (a100 + h100) / 2) < 0.01, qPrintable(QString::number(share)));
+        QVERIFY(std::fabs(share - a100) < 0.04 && std::fabs(share - h100) < 0.04);
     }
 
     // Mechanism: int4 stores an fp16 scale and a 4-bit zero per 128 weights (2.5 bytes a group),
