@@ -436,7 +436,8 @@ private slots:
         // The share the model uses, read off an A100 serving plan's flops_fraction.
         json doc = gpuPlan("llama-3-8b", 1, 1, 2048, 2);
         doc["hardware"]["chip"] = "a100-80gb";
-        const DerivationValue *fraction = explained(doc).at("terms.prefill_flops_s").find("flops_fraction");
+        const Derivations why = explained(doc);
+        const DerivationValue *fraction = why.at("terms.prefill_flops_s").find("flops_fraction");
         QVERIFY(fraction);
         const double share = fraction->value / 0.869;
         QVERIFY2(std::fabs(share - (a100 + h100) / 2) < 0.01, qPrintable(QString::number(share)));
