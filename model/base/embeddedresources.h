@@ -9,5 +9,6 @@ std::string_view chipCatalogJson();
 std::string_view modelCatalogJson();
 std::string_view defaultPlanJson();
 std::string_view scenarioCatalogJson();
+std::string_view trackRecordJson();
 
 } // namespace meshplan::model::embedded

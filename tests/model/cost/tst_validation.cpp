@@ -4,7 +4,10 @@
 // MESHPLAN_UPDATE_DOCS=1 to rewrite the page (and read the diff: it is the model's accuracy).
 // It also fails when any scored run's error grows past the ceiling recorded for it in
 // tests/data/validation-ceilings.json: a model change may trade no run's accuracy away unseen.
+// The page's families go to resources/track-record.json too, which the plan summary quotes; it
+// must match the page as well.
 #include "cost/evaluation.h"
+#include "cost/trackrecord.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
 #include "transformer/modelcatalog.h"
@@ -40,22 +43,9 @@ struct Row {
     double flopsOverPeak = 0; ///< training: model FLOPs / (chips x peak), for the flat baseline
     std::string skipped;      ///< why the row is listed but not scored
     std::string family;       ///< chips, dense or MoE, and the kind of run, for the per-family table
+    RecordedQuantity recorded = RecordedQuantity::StepTime;
     bool fixture = false;     ///< from tests/data/measured-runs: the provided runs, encoded as the outside checks are
 };
-
-/// The chips a family names: the generation, not the SKU (H100, H200 and H800 share a die).
-std::string chipFamily(const Chip &chip)
-{
-    if (chip.isTpu())
-        return "TPU";
-    if (chip.id.starts_with("a100"))
-        return "A100";
-    if (chip.id.starts_with("h100") || chip.id == "h200" || chip.id == "h800")
-        return "H100/H200";
-    if (chip.id == "b200" || chip.id == "gb200")
-        return "B200/GB200";
-    return chip.id;
-}
 
 std::string readText(const QString &path)
 {
@@ -134,9 +124,7 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
         return;
     }
     row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name;
-    // Long context: past the 16K tokens the attention kernels' published curves reach.
-    row.family = chipFamily(plan->topology.chip()) + ", " + (plan->model.moe ? "MoE" : "dense") + ", "
-                 + (plan->training.seqLen > 16384 ? "sequences over 16K" : "sequences up to 16K");
+    row.family = trackRecordFamily(*plan, RecordedQuantity::StepTime);
     if (!measured.contains("step_time_s")) {
         row.skipped = "no step time published (MFU only)";
         rows.push_back(row);
@@ -182,11 +170,8 @@ void addServing(std::vector<Row> &rows, const QString &path, const json &measure
                    + ", batch " + std::to_string(plan->inference.batch);
         // By the result compared: a whole generate call divided by its steps (vLLM's latency
         // benchmark) counts as a decode step, its short prefill included.
-        const bool prefill = row.quantity.find("prefill") != std::string::npos
-                             || row.quantity.find("first_token") != std::string::npos;
-        const bool decode = row.quantity.find("decode") != std::string::npos;
-        row.family = chipFamily(plan->topology.chip()) + ", " + (plan->model.moe ? "MoE" : "dense") + ", "
-                     + (prefill ? "prefill" : decode ? "decode step" : "whole-batch throughput");
+        row.recorded = recordedQuantityOf(row.quantity);
+        row.family = trackRecordFamily(*plan, row.recorded);
         if (!compare.value("enabled", true)) {
             row.skipped = compare.value("disabled_reason", std::string("disabled in the source file"));
             rows.push_back(row);
@@ -286,6 +271,45 @@ void writeFamilyTables(std::ostringstream &page, const std::vector<Row> &rows, s
     }
 }
 
+/// The check sets' families as the plan summary quotes them: counts, and errors rounded to a
+/// hundredth of a percent so that compilers' last bits do not move the file.
+TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> groups)
+{
+    const auto rounded = [](double share) { return std::round(share * 1e4) / 1e4; };
+    TrackRecord record;
+    for (const auto &g : groups) {
+        if (std::string(g.group) == "calibration")
+            continue;
+        std::map<std::string, std::pair<RecordedQuantity, std::vector<double>>> families;
+        for (const Row &r : rows)
+            if (r.group == g.group && r.skipped.empty()) {
+                auto &[quantity, errors] = families[r.family];
+                quantity = r.recorded;
+                errors.push_back(r.predicted / r.measured - 1);
+            }
+        for (const auto &[family, entry] : families) {
+            const auto &[quantity, errors] = entry;
+            std::vector<double> magnitudes;
+            for (double e : errors)
+                magnitudes.push_back(std::abs(e));
+            FamilyRecord f;
+            f.quantity = quantity;
+            f.family = family;
+            f.scored = int(errors.size());
+            f.withinBand = int(std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= g.band; }));
+            f.band = g.band;
+            f.medianError = rounded(median(errors));
+            f.medianAbsError = rounded(median(magnitudes));
+            record.add(std::move(f));
+        }
+    }
+    return record;
+}
+
+const Group kGroups[] = {{"calibration", "Calibration (training step time)", 0.15},
+                         {"check: training", "Check: training step time", 0.15},
+                         {"check: serving", "Check: serving", 0.20}};
+
 /// Every run on the page: calibration, training checks and serving checks, in page order.
 std::vector<Row> allRows()
 {
@@ -344,9 +368,7 @@ std::string generatePage(std::vector<Row> rows)
          << "- Calibration runs set the chips' achievable efficiencies; check runs were not used to set any "
          << "constant. Rows not scored say why.\n\n";
 
-    const Group groups[] = {{"calibration", "Calibration (training step time)", 0.15},
-                  {"check: training", "Check: training step time", 0.15},
-                  {"check: serving", "Check: serving", 0.20}};
+    const auto &groups = kGroups;
     page << "## Summary\n\n| Set | Scored | Median abs. error | Within band | Flat: median | Flat: within band |\n"
          << "|---|---|---|---|---|---|\n";
     const auto summaryRow = [&page](const std::string &title, double band, const Score &s) {
@@ -535,6 +557,27 @@ private slots:
                                  .arg(line)
                                  .arg(QString::fromStdString(la), QString::fromStdString(lb))));
         }
+    }
+
+    // resources/track-record.json is the page's families, as the plan summary and `evaluate`
+    // quote them; MESHPLAN_UPDATE_DOCS=1 rewrites it with the page.
+    void trackRecordIsCurrent()
+    {
+        const TrackRecord record = trackRecordOf(allRows(), kGroups);
+        QVERIFY(record.families().size() >= 10);
+        const std::string text = record.toJson().dump(1) + "\n";
+        const QString path = QStringLiteral(MESHPLAN_RESOURCES_DIR "/track-record.json");
+        if (qEnvironmentVariableIntValue("MESHPLAN_UPDATE_DOCS") == 1) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            QCOMPARE(file.write(text.data(), qint64(text.size())), qint64(text.size()));
+            return;
+        }
+        QVERIFY2(readText(path) == text, "resources/track-record.json is stale: rerun with MESHPLAN_UPDATE_DOCS=1, "
+                                          "rebuild (it is compiled in) and commit it with the page.");
+        // What the binaries carry is what the page says, once rebuilt.
+        QVERIFY2(TrackRecord::builtin().toJson() == record.toJson(),
+                 "the compiled-in track record is older than resources/track-record.json: rebuild");
     }
 
     // No scored run's error grows past its recorded ceiling; every scored run has one, no ceiling

@@ -1,0 +1,217 @@
+#include "cost/trackrecord.h"
+
+#include "base/embeddedresources.h"
+#include "base/jsonfields.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace meshplan::model {
+
+namespace {
+
+constexpr RecordedQuantity kQuantities[] = {RecordedQuantity::StepTime, RecordedQuantity::Prefill,
+                                            RecordedQuantity::DecodeStep, RecordedQuantity::Throughput};
+
+// Below this the median error is inside the scatter of the runs themselves: no lean to report.
+constexpr double kLeanThreshold = 0.03;
+
+std::string percentText(double share, bool sign)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, sign ? "%+.1f%%" : "%.1f%%", 100.0 * share);
+    return buffer;
+}
+
+RecordedQuantity quantityFromName(const std::string &name, const std::string &path)
+{
+    for (const RecordedQuantity q : kQuantities)
+        if (recordedQuantityName(q) == name)
+            return q;
+    throw FieldError(path, "unknown quantity \"" + name + "\" (expected step time, prefill, decode step or throughput)");
+}
+
+} // namespace
+
+std::string_view recordedQuantityName(RecordedQuantity quantity)
+{
+    switch (quantity) {
+    case RecordedQuantity::StepTime:
+        return "step time";
+    case RecordedQuantity::Prefill:
+        return "prefill";
+    case RecordedQuantity::DecodeStep:
+        return "decode step";
+    case RecordedQuantity::Throughput:
+        return "throughput";
+    }
+    return "step time";
+}
+
+RecordedQuantity recordedQuantityOf(std::string_view jsonPath)
+{
+    if (jsonPath.find("prefill") != std::string_view::npos || jsonPath.find("first_token") != std::string_view::npos)
+        return RecordedQuantity::Prefill;
+    if (jsonPath.find("decode") != std::string_view::npos)
+        return RecordedQuantity::DecodeStep;
+    if (jsonPath == "step.time_s")
+        return RecordedQuantity::StepTime;
+    return RecordedQuantity::Throughput;
+}
+
+std::string chipGeneration(const Chip &chip)
+{
+    if (chip.isTpu())
+        return "TPU";
+    if (chip.id.starts_with("a100"))
+        return "A100";
+    if (chip.id.starts_with("h100") || chip.id == "h200" || chip.id == "h800")
+        return "H100/H200";
+    if (chip.id == "b200" || chip.id == "gb200")
+        return "B200/GB200";
+    return chip.id;
+}
+
+std::string trackRecordFamily(const Plan &plan, RecordedQuantity quantity)
+{
+    std::string family = chipGeneration(plan.topology.chip()) + (plan.model.moe ? ", MoE, " : ", dense, ");
+    switch (quantity) {
+    case RecordedQuantity::StepTime:
+        // Past 16K tokens the attention kernels' published curves end and context parallelism
+        // begins: a family of its own.
+        return family + (plan.training.seqLen > 16384 ? "sequences over 16K" : "sequences up to 16K");
+    case RecordedQuantity::Prefill:
+        return family + "prefill";
+    case RecordedQuantity::DecodeStep:
+        return family + "decode step";
+    case RecordedQuantity::Throughput:
+        return family + "whole-batch throughput";
+    }
+    return family;
+}
+
+bool FamilyRecord::optimistic() const
+{
+    // A time predicted short, or a throughput predicted high, promises more than was measured.
+    return quantity == RecordedQuantity::Throughput ? medianError > 0 : medianError < 0;
+}
+
+std::string FamilyRecord::sentence() const
+{
+    std::string lean = "with no clear lean";
+    if (std::abs(medianError) >= kLeanThreshold) {
+        const bool time = quantity != RecordedQuantity::Throughput;
+        const char *direction = time ? (medianError < 0 ? "faster" : "slower") : (medianError < 0 ? "lower" : "higher");
+        lean = std::string("and it leans ") + (optimistic() ? "optimistic" : "pessimistic") + ": the median run was predicted "
+               + percentText(std::abs(medianError), false) + " " + direction + " than measured";
+    }
+    const std::string runs = scored == 1 ? "1 published run" : std::to_string(scored) + " published runs";
+    return "On " + runs + " like this one (" + family + ") the predicted " + std::string(recordedQuantityName(quantity))
+           + " came within ±" + std::to_string(std::lround(100.0 * band)) + "% on " + std::to_string(withinBand)
+           + "; median |error| " + percentText(medianAbsError, false) + ", " + lean + ".";
+}
+
+const TrackRecord &TrackRecord::builtin()
+{
+    static const TrackRecord record = [] {
+        try {
+            return fromJson(nlohmann::json::parse(embedded::trackRecordJson()));
+        } catch (const std::exception &e) {
+            // Compiled in and checked by tst_validation: failing here is a build defect.
+            std::cerr << "meshplan: the built-in track record is invalid: " << e.what() << '\n';
+            std::abort();
+        }
+    }();
+    return record;
+}
+
+TrackRecord TrackRecord::fromJson(const nlohmann::json &document)
+{
+    if (!document.is_object() || document.value("format", "") != "meshplan/track-record")
+        throw FieldError("format", "must be \"meshplan/track-record\"");
+    if (document.value("version", 0) != 1)
+        throw FieldError("version", "must be 1");
+    if (!document.contains("families") || !document.at("families").is_array())
+        throw FieldError("families", "must be an array");
+    TrackRecord record;
+    const auto &list = document.at("families");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string path = "families[" + std::to_string(i) + "]";
+        const auto &entry = list[i];
+        if (!entry.is_object())
+            throw FieldError(path, "must be an object");
+        FamilyRecord f;
+        try {
+            f.quantity = quantityFromName(entry.at("quantity").get<std::string>(), path + ".quantity");
+            f.family = entry.at("family").get<std::string>();
+            f.scored = entry.at("scored").get<int>();
+            f.withinBand = entry.at("within_band").get<int>();
+            f.band = entry.at("band").get<double>();
+            f.medianError = entry.at("median_error").get<double>();
+            f.medianAbsError = entry.at("median_abs_error").get<double>();
+        } catch (const nlohmann::json::exception &e) {
+            throw FieldError(path, std::string("needs quantity, family, scored, within_band, band, median_error and "
+                                               "median_abs_error: ") + e.what());
+        }
+        if (f.family.empty())
+            throw FieldError(path + ".family", "must not be empty");
+        if (f.scored < 1 || f.withinBand < 0 || f.withinBand > f.scored)
+            throw FieldError(path, "needs 1 or more scored runs and 0 to scored within the band");
+        if (!(f.band > 0 && f.band < 1) || !std::isfinite(f.medianError) || !(f.medianAbsError >= 0))
+            throw FieldError(path, "needs a band between 0 and 1 and finite errors");
+        if (record.find(f.quantity, f.family))
+            throw FieldError(path + ".family", "duplicates \"" + f.family + "\"");
+        record.add(std::move(f));
+    }
+    return record;
+}
+
+nlohmann::json TrackRecord::toJson() const
+{
+    nlohmann::json families = nlohmann::json::array();
+    for (const FamilyRecord &f : m_families)
+        families.push_back({{"quantity", std::string(recordedQuantityName(f.quantity))},
+                            {"family", f.family},
+                            {"scored", f.scored},
+                            {"within_band", f.withinBand},
+                            {"band", f.band},
+                            {"median_error", f.medianError},
+                            {"median_abs_error", f.medianAbsError}});
+    return {{"format", "meshplan/track-record"},
+            {"version", 1},
+            {"about", "How the achievable model did on docs/validation.md's check runs, by family (training step "
+                      "time within ±15%, serving within ±20%). Written by tst_validation with MESHPLAN_UPDATE_DOCS=1; "
+                      "the plan summary and meshplan-cli evaluate quote it."},
+            {"families", families}};
+}
+
+const FamilyRecord *TrackRecord::find(RecordedQuantity quantity, const std::string &family) const
+{
+    for (const FamilyRecord &f : m_families)
+        if (f.quantity == quantity && f.family == family)
+            return &f;
+    return nullptr;
+}
+
+std::vector<FamilyRecord> TrackRecord::forPlan(const Plan &plan) const
+{
+    std::vector<FamilyRecord> out;
+    const auto add = [&](RecordedQuantity q) {
+        if (const FamilyRecord *f = find(q, trackRecordFamily(plan, q)))
+            out.push_back(*f);
+    };
+    if (plan.kind == WorkloadKind::Training) {
+        add(RecordedQuantity::StepTime);
+    } else {
+        add(RecordedQuantity::Prefill);
+        add(RecordedQuantity::DecodeStep);
+        add(RecordedQuantity::Throughput);
+    }
+    return out;
+}
+
+} // namespace meshplan::model
