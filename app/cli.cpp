@@ -4,6 +4,7 @@
 #include "base/units.h"
 #include "cost/calculator.h"
 #include "cost/evaluation.h"
+#include "cost/trackrecord.h"
 #include "explore/servingsearch.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
@@ -418,6 +419,26 @@ void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
         out << "  warning: " << w["message"].get<std::string>() << "\n";
 }
 
+
+/// How far to trust the numbers above: the validation page's record on published runs like this
+/// plan, one wrapped sentence per number it scores.
+void printTrackRecord(const m::Plan &plan, bool ideal, std::ostream &out)
+{
+    const std::string label = "  track record            "; // tableRow's column
+    const std::string hanging(label.size(), ' ');
+    if (ideal) {
+        out << wrapLines("the book's ideal model: docs/validation.md scores the achievable one", label, hanging);
+        return;
+    }
+    const auto records = m::TrackRecord::builtin().forPlan(plan);
+    if (records.empty()) {
+        out << wrapLines("no published run like this one is on docs/validation.md: the numbers are the model's alone",
+                         label, hanging);
+        return;
+    }
+    for (std::size_t i = 0; i < records.size(); ++i)
+        out << wrapLines(records[i].sentence(), i == 0 ? label : hanging, hanging);
+}
 } // namespace
 
 int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
@@ -597,6 +618,7 @@ int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream
             out << dumpJson(r) << "\n";
         } else {
             printEvaluation(plan.value(), r, out);
+            printTrackRecord(plan.value(), ideal, out);
             if (r.contains("timing"))
                 out << tableRow("evaluation time", m::formatSeconds(r["timing"]["median_s"].get<double>()) + " median of "
                                                        + std::to_string(repeat));

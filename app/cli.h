@@ -36,6 +36,10 @@ int runCompare(const std::vector<std::string> &files, bool asJson, bool ideal, s
 /// is printed with its error.
 void printDerivations(const model::Derivations &derivations, const nlohmann::json &result, std::ostream &out);
 
+/// `text` broken at spaces into lines of at most 100 columns, the first after `indent`, the rest
+/// after `hanging`, each ending in a newline (cliexplain.cpp).
+std::string wrapLines(const std::string &text, const std::string &indent, const std::string &hanging);
+
 /// Runs `scenarios [--json]` (the built-in scenarios) or `scenarios ID [-o FILE.meshplan] [--json]`
 /// (`args` from "scenarios" on; cliscenarios.cpp). Same exit codes and error style as runCli.
 int runScenarios(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);

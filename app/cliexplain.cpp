@@ -232,4 +232,9 @@ void printDerivations(const model::Derivations &derivations, const nlohmann::jso
         out << "\n" << explainOne(entry->first, entry->second, result);
 }
 
+std::string wrapLines(const std::string &text, const std::string &indent, const std::string &hanging)
+{
+    return wrap(text, indent, hanging);
+}
+
 } // namespace meshplan::app

@@ -1,6 +1,7 @@
 #pragma once
 // The plan's verdict in a few lines: fits or not, step time (or latency and throughput), MFU,
-// tokens/s, the binding resource and the warnings in words.
+// tokens/s, the binding resource, the track record on published runs like it and the warnings
+// in words.
 
 #include "base/expected.h"
 #include "cost/evaluation.h"

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "clirunner.h"
 #include "fulldisk.h"
+#include "cost/trackrecord.h"
 #include "explore/plancomparison.h"
 
 #include <QDir>
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -23,6 +25,7 @@
 using meshplan::testing::cli;
 using meshplan::testing::cliRow;
 using meshplan::testing::CliRun;
+using meshplan::model::TrackRecord;
 using nlohmann::json;
 
 namespace {
@@ -294,6 +297,42 @@ private slots:
         const double ms = inf.at("decode_step_s").get<double>() * 1e3;
         const std::string shown = QString::number(ms, 'f', 1).toStdString() + " ms per token";
         QVERIFY2(human.out.find(shown) != std::string::npos, (shown + "\n" + human.out).c_str());
+    }
+
+    // The summary ends with how far to trust it: the validation page's record on runs like the
+    // plan, one sentence per number it scores, the same the model's track record gives; nothing
+    // to quote for the ideal model or for a plan unlike every run on the page.
+    void evaluateQuotesTheTrackRecord()
+    {
+        const std::string file = MESHPLAN_TEST_DATA "/measured-runs/training/C1-full-korthikanti-gpt-22b.json";
+        const auto plan = meshplan::app::loadPlan(file);
+        QVERIFY(plan);
+        const auto records = TrackRecord::builtin().forPlan(*plan);
+        QCOMPARE(records.size(), std::size_t{1});
+        QCOMPARE(records[0].family, std::string("A100, dense, sequences up to 16K"));
+        const auto human = cli({"evaluate", file});
+        QCOMPARE(human.code, 0);
+        QVERIFY2(human.out.find("  track record            On " + std::to_string(records[0].scored) + " published runs")
+                     != std::string::npos,
+                 human.out.c_str());
+        QVERIFY2(human.out.find("(A100, dense, sequences up to") != std::string::npos, human.out.c_str());
+        const auto ideal = cli({"evaluate", file, "--ideal"});
+        QVERIFY2(ideal.out.find("the book's ideal model: docs/validation.md scores the achievable one") != std::string::npos,
+                 ideal.out.c_str());
+        // No TPU v5p MoE serving run is on the page.
+        const json unseen = {{"format", "meshplan/plan"},
+                             {"version", 1},
+                             {"model", "mixtral-8x7b"},
+                             {"hardware", {{"chip", "tpu-v5p"}, {"topology", {2, 2, 1}}}},
+                             {"parallelism", {{"tensor", 4}}},
+                             {"workload", {{"kind", "inference"}, {"batch", 8}, {"prompt_len", 128}, {"generate_len", 16}}}};
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("unseen.meshplan")).toStdString();
+        std::ofstream(path) << unseen.dump();
+        const auto alone = cli({"evaluate", path});
+        QCOMPARE(alone.code, 0);
+        QVERIFY2(alone.out.find("no published run like this one is on docs/validation.md") != std::string::npos,
+                 alone.out.c_str());
     }
 
     void printedPlansEvaluateToThePrintedResult_data()
