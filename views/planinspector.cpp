@@ -325,6 +325,12 @@ PlanInspector::PlanInspector(QWidget *parent)
         // The wheel scrolls the inspector; a field takes it only once clicked or tabbed into.
         if (qobject_cast<QAbstractSpinBox *>(child) || qobject_cast<QComboBox *>(child))
             child->setFocusPolicy(Qt::StrongFocus);
+        // A choice as long as "save_dot_except_mlpwi" must not widen the inspector past its dock
+        // (it would clip every field and the summary on the right); its list still shows it whole.
+        if (auto *combo = qobject_cast<QComboBox *>(child)) {
+            combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+            combo->setMinimumContentsLength(12);
+        }
     }
 }
 

@@ -37,6 +37,7 @@
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QScrollArea>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QTabWidget>
@@ -859,6 +860,22 @@ private slots:
         QCOMPARE(band(), 0);
         QVERIFY(window().dropHardware({{"chip", "h100-sxm"}, {"topology", {{"nodes", 2}, {"gpus_per_node", 8}}}}));
         QCOMPARE(band(), 1);
+    }
+
+    /// The inspector fits its dock: a long choice ("save_dot_except_mlpwi") once widened it past
+    /// the dock, clipping every field and the summary's right edge. Its summary ends with the
+    /// track record of runs like the plan.
+    void theInspectorFitsItsDock()
+    {
+        QVERIFY(showPlanAt(QString(), QSize(1024, 700)));
+        window().show();
+        QApplication::processEvents();
+        auto *scroll = qobject_cast<QScrollArea *>(window().inspector()->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        QVERIFY2(window().inspector()->width() <= scroll->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 > %2").arg(window().inspector()->width()).arg(scroll->viewport()->width())));
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("Track record.")));
+        QVERIFY(window().inspector()->summaryText().contains(QStringLiteral("published runs like this one (TPU, dense")));
     }
 
     /// Review 5: an 8-chip v5p 2x2x2 or a v5e 4x4 filled about 15% of the canvas.
