@@ -366,7 +366,10 @@ std::string generatePage(std::vector<Row> rows)
          << "% (the median the runs achieved by Meshplan's FLOP count, so the best single constant on this "
          << "set). Serving: the book's ideal model (`--ideal`: datasheet rates, no derating).\n"
          << "- Calibration runs set the chips' achievable efficiencies; check runs were not used to set any "
-         << "constant. Rows not scored say why.\n\n";
+         << "constant. Rows not scored say why.\n"
+         << "- The family tables are compiled in as `resources/track-record.json` (the test keeps it equal to "
+         << "this page): `meshplan-cli evaluate` and the plan inspector's summary quote the family of the plan "
+         << "shown.\n\n";
 
     const auto &groups = kGroups;
     page << "## Summary\n\n| Set | Scored | Median abs. error | Within band | Flat: median | Flat: within band |\n"
