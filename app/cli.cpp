@@ -419,26 +419,26 @@ void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
         out << "  warning: " << w["message"].get<std::string>() << "\n";
 }
 
-
 /// How far to trust the numbers above: the validation page's record on published runs like this
 /// plan, one wrapped sentence per number it scores.
 void printTrackRecord(const m::Plan &plan, bool ideal, std::ostream &out)
 {
-    const std::string label = "  track record            "; // tableRow's column
+    std::string label = tableRow("track record", "");
+    label.pop_back(); // the newline: the sentence follows in the value column
     const std::string hanging(label.size(), ' ');
     if (ideal) {
-        out << wrapLines("the book's ideal model: docs/validation.md scores the achievable one", label, hanging);
+        out << wrapLines("none for --ideal: docs/validation.md's families score the achievable model", label, hanging);
         return;
     }
     const auto records = m::TrackRecord::builtin().forPlan(plan);
     if (records.empty()) {
-        out << wrapLines("no published run like this one is on docs/validation.md: the numbers are the model's alone",
-                         label, hanging);
+        out << wrapLines(std::string(m::TrackRecord::noRecordSentence()), label, hanging);
         return;
     }
     for (std::size_t i = 0; i < records.size(); ++i)
         out << wrapLines(records[i].sentence(), i == 0 ? label : hanging, hanging);
 }
+
 } // namespace
 
 int runCli(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)

@@ -330,6 +330,9 @@ PlanInspector::PlanInspector(QWidget *parent)
         if (auto *combo = qobject_cast<QComboBox *>(child)) {
             combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
             combo->setMinimumContentsLength(12);
+            // Where the dock is wide enough, the field still takes the row, whatever the style's
+            // form growth policy.
+            combo->setSizePolicy(QSizePolicy::Expanding, combo->sizePolicy().verticalPolicy());
         }
     }
 }

@@ -161,19 +161,20 @@ QString planSummaryHtml(const model::Plan &plan, const model::Expected<model::Ev
     html += row(tr("Bound by"), boundWords(e.bound));
     html += row(tr("Chips"), QString::number(e.chips));
     html += QStringLiteral("</table>");
-    // How far to trust the rows above: the validation page's record on published runs like this.
-    QStringList record;
-    for (const auto &f : model::TrackRecord::builtin().forPlan(plan))
-        record << qs(f.sentence()).toHtmlEscaped();
-    if (record.isEmpty())
-        record << tr("No published run like this one is on the validation page: these numbers are the model's alone.");
-    html += QStringLiteral("<p style='color:#808b96'><b>%1</b> %2</p>").arg(tr("Track record."), record.join(QStringLiteral("<br>")));
     if (!e.warnings.empty()) {
         html += QStringLiteral("<p><b>%1</b></p><ul style='margin-left:-20px'>").arg(tr("Warnings"));
         for (const auto &w : e.warnings)
             html += QStringLiteral("<li>%1</li>").arg(qs(w.message).toHtmlEscaped());
         html += QStringLiteral("</ul>");
     }
+    // How far to trust the rows above: the validation page's record on published runs like this
+    // (the model's English, as its warnings are).
+    QStringList record;
+    for (const auto &f : model::TrackRecord::builtin().forPlan(plan))
+        record << qs(f.sentence()).toHtmlEscaped();
+    if (record.isEmpty())
+        record << qs(std::string(model::TrackRecord::noRecordSentence())).toHtmlEscaped();
+    html += QStringLiteral("<p style='color:#808b96'><b>%1</b> %2</p>").arg(tr("Track record."), record.join(QStringLiteral("<br>")));
     return html;
 }
 

@@ -106,23 +106,31 @@ std::string FamilyRecord::sentence() const
     if (std::abs(medianError) >= kLeanThreshold) {
         const bool time = quantity != RecordedQuantity::Throughput;
         const char *direction = time ? (medianError < 0 ? "faster" : "slower") : (medianError < 0 ? "lower" : "higher");
-        lean = std::string("and it leans ") + (optimistic() ? "optimistic" : "pessimistic") + ": the median run was predicted "
+        lean = std::string("and it leans ") + (optimistic() ? "optimistic" : "pessimistic") + ": at the median the prediction is "
                + percentText(std::abs(medianError), false) + " " + direction + " than measured";
     }
-    const std::string runs = scored == 1 ? "1 published run" : std::to_string(scored) + " published runs";
+    // Serving families count measurements (one run may compare its prefill and its throughput).
+    const bool training = quantity == RecordedQuantity::StepTime;
+    const std::string runs = std::to_string(scored) + " published " + (training ? "run" : "measurement") + (scored == 1 ? "" : "s");
     return "On " + runs + " like this one (" + family + ") the predicted " + std::string(recordedQuantityName(quantity))
            + " came within ±" + std::to_string(std::lround(100.0 * band)) + "% on " + std::to_string(withinBand)
-           + "; median |error| " + percentText(medianAbsError, false) + ", " + lean + ".";
+           + "; median absolute error " + percentText(medianAbsError, false) + ", " + lean + ".";
+}
+
+std::string_view TrackRecord::noRecordSentence()
+{
+    return "No published run like this one is on the validation page (docs/validation.md): the numbers are the "
+           "model's alone.";
 }
 
 const TrackRecord &TrackRecord::builtin()
 {
     static const TrackRecord record = [] {
         try {
-            return fromJson(nlohmann::json::parse(embedded::trackRecordJson()));
-        } catch (const std::exception &e) {
+            return fromJson(json_fields::parse(std::string(embedded::trackRecordJson()), "track-record.json"));
+        } catch (const FieldError &e) {
             // Compiled in and checked by tst_validation: failing here is a build defect.
-            std::cerr << "meshplan: the built-in track record is invalid: " << e.what() << '\n';
+            std::cerr << "meshplan: the built-in track record is invalid: " << e.error.toString() << '\n';
             std::abort();
         }
     }();
@@ -131,40 +139,39 @@ const TrackRecord &TrackRecord::builtin()
 
 TrackRecord TrackRecord::fromJson(const nlohmann::json &document)
 {
-    if (!document.is_object() || document.value("format", "") != "meshplan/track-record")
+    namespace jf = json_fields;
+    if (!document.is_object())
+        throw FieldError("", "a track record must be a JSON object");
+    if (jf::string(document, "format", "") != "meshplan/track-record")
         throw FieldError("format", "must be \"meshplan/track-record\"");
-    if (document.value("version", 0) != 1)
+    if (jf::integer(document, "version", "", 0, 1'000'000) != 1)
         throw FieldError("version", "must be 1");
-    if (!document.contains("families") || !document.at("families").is_array())
+    const auto &list = jf::require(document, "families", "");
+    if (!list.is_array())
         throw FieldError("families", "must be an array");
     TrackRecord record;
-    const auto &list = document.at("families");
     for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string path = "families[" + std::to_string(i) + "]";
         const auto &entry = list[i];
         if (!entry.is_object())
             throw FieldError(path, "must be an object");
         FamilyRecord f;
-        try {
-            f.quantity = quantityFromName(entry.at("quantity").get<std::string>(), path + ".quantity");
-            f.family = entry.at("family").get<std::string>();
-            f.scored = entry.at("scored").get<int>();
-            f.withinBand = entry.at("within_band").get<int>();
-            f.band = entry.at("band").get<double>();
-            f.medianError = entry.at("median_error").get<double>();
-            f.medianAbsError = entry.at("median_abs_error").get<double>();
-        } catch (const nlohmann::json::exception &e) {
-            throw FieldError(path, std::string("needs quantity, family, scored, within_band, band, median_error and "
-                                               "median_abs_error: ") + e.what());
-        }
+        f.quantity = quantityFromName(jf::string(entry, "quantity", path), jf::join(path, "quantity"));
+        f.family = jf::string(entry, "family", path);
         if (f.family.empty())
-            throw FieldError(path + ".family", "must not be empty");
-        if (f.scored < 1 || f.withinBand < 0 || f.withinBand > f.scored)
-            throw FieldError(path, "needs 1 or more scored runs and 0 to scored within the band");
-        if (!(f.band > 0 && f.band < 1) || !std::isfinite(f.medianError) || !(f.medianAbsError >= 0))
-            throw FieldError(path, "needs a band between 0 and 1 and finite errors");
+            throw FieldError(jf::join(path, "family"), "must not be empty");
+        f.scored = static_cast<int>(jf::integer(entry, "scored", path, 1, 1'000'000));
+        f.withinBand = static_cast<int>(jf::integer(entry, "within_band", path, 0, f.scored));
+        f.band = jf::positiveNumber(entry, "band", path);
+        if (f.band >= 1)
+            throw FieldError(jf::join(path, "band"), "must be below 1 (a share: 0.15 is ±15%)");
+        const auto &median = jf::require(entry, "median_error", path);
+        if (!median.is_number() || !std::isfinite(median.get<double>()))
+            throw FieldError(jf::join(path, "median_error"), "must be a finite number");
+        f.medianError = median.get<double>();
+        f.medianAbsError = jf::positiveNumber(entry, "median_abs_error", path, true);
         if (record.find(f.quantity, f.family))
-            throw FieldError(path + ".family", "duplicates \"" + f.family + "\"");
+            throw FieldError(jf::join(path, "family"), "duplicates \"" + f.family + "\"");
         record.add(std::move(f));
     }
     return record;

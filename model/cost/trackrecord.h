@@ -40,9 +40,9 @@ struct FamilyRecord {
     /// higher throughput.
     bool optimistic() const;
     /// "On 41 published runs like this one (H100/H200, dense, sequences up to 16K) the predicted
-    /// step time came within ±15% on 38; median |error| 6.6%, with no clear lean." A median error
-    /// of 3% or more is named: "..., and it leans optimistic: the median run was predicted 26.2%
-    /// faster than measured."
+    /// step time came within ±15% on 38; median absolute error 6.6%, with no clear lean." A median error
+    /// of 3% or more is named: "..., and it leans optimistic: at the median the prediction is
+    /// 26.2% faster than measured." Serving families count measurements.
     std::string sentence() const;
 };
 
@@ -52,8 +52,11 @@ class TrackRecord
 public:
     /// resources/track-record.json, parsed once (tst_validation keeps it equal to the page).
     static const TrackRecord &builtin();
+    /// What to say for a plan whose family no published run has checked.
+    static std::string_view noRecordSentence();
     /// Throws FieldError naming the offending key: wrong format or version, a family without a
-    /// name, counts that are negative or a within-band count above the scored one.
+    /// name, a count out of range (a within-band count above the scored one), a band outside
+    /// (0, 1), an error that is not a finite number, or a family listed twice.
     static TrackRecord fromJson(const nlohmann::json &document);
     nlohmann::json toJson() const;
 

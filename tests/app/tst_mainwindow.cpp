@@ -34,10 +34,10 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QStatusBar>
-#include <QScrollArea>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QTabWidget>

@@ -105,26 +105,27 @@ private slots:
         QCOMPARE(recordedQuantityOf("inference.tokens_per_s_per_chip"), RecordedQuantity::Throughput);
     }
 
-    // The sentence says how many runs, how many in the band, the median |error| and which way the
+    // The sentence says how many runs, how many in the band, the median absolute error and which way the
     // median run errs, in the reader's terms: a time predicted short, or a throughput predicted
     // high, is optimistic. Under 3% there is no lean to speak of.
     void theSentenceSaysHowFarToTrustTheNumber()
     {
         const auto dense = record(RecordedQuantity::StepTime, "H100/H200, dense, sequences up to 16K", 41, 38, 0.15, -0.012, 0.066);
         QCOMPARE(dense.sentence(), std::string("On 41 published runs like this one (H100/H200, dense, sequences up to 16K) "
-                                               "the predicted step time came within ±15% on 38; median |error| 6.6%, "
+                                               "the predicted step time came within ±15% on 38; median absolute error 6.6%, "
                                                "with no clear lean."));
         const auto moe = record(RecordedQuantity::StepTime, "H100/H200, MoE, sequences up to 16K", 8, 3, 0.15, -0.2622, 0.2622);
         QVERIFY(moe.optimistic());
         QCOMPARE(moe.sentence(), std::string("On 8 published runs like this one (H100/H200, MoE, sequences up to 16K) the "
-                                             "predicted step time came within ±15% on 3; median |error| 26.2%, and it "
-                                             "leans optimistic: the median run was predicted 26.2% faster than measured."));
+                                             "predicted step time came within ±15% on 3; median absolute error 26.2%, and it "
+                                             "leans optimistic: at the median the prediction is 26.2% faster than "
+                                             "measured."));
         const auto slowThroughput = record(RecordedQuantity::Throughput, "A100, dense, whole-batch throughput", 1, 1, 0.2, -0.04, 0.04);
         QVERIFY(!slowThroughput.optimistic());
-        QCOMPARE(slowThroughput.sentence(), std::string("On 1 published run like this one (A100, dense, whole-batch "
-                                                        "throughput) the predicted throughput came within ±20% on 1; "
-                                                        "median |error| 4.0%, and it leans pessimistic: the median run "
-                                                        "was predicted 4.0% lower than measured."));
+        QCOMPARE(slowThroughput.sentence(), std::string("On 1 published measurement like this one (A100, dense, "
+                                                        "whole-batch throughput) the predicted throughput came within "
+                                                        "±20% on 1; median absolute error 4.0%, and it leans pessimistic: at "
+                                                        "the median the prediction is 4.0% lower than measured."));
         QVERIFY(record(RecordedQuantity::Throughput, "x", 3, 2, 0.2, 0.05, 0.05).optimistic());
         QVERIFY(!record(RecordedQuantity::DecodeStep, "x", 3, 2, 0.2, 0.05, 0.05).optimistic());
     }
@@ -164,16 +165,23 @@ private slots:
             return std::string();
         };
         QVERIFY(refused({{"format", "meshplan/plan"}, {"version", 1}, {"families", json::array()}}).find("format") != std::string::npos);
-        QVERIFY(!refused(file(json::array({good, good}))).empty()); // the same family twice
+        QVERIFY(refused(file(json::array({good, good}))).find("families[1].family") != std::string::npos); // twice
         json over = good;
         over["within_band"] = 29;
-        QVERIFY(!refused(file(json::array({over}))).empty());
+        QVERIFY(refused(file(json::array({over}))).find("families[0].within_band") != std::string::npos);
+        json huge = good;
+        huge["scored"] = 1e20; // not an int: refused, never converted
+        QVERIFY(refused(file(json::array({huge}))).find("families[0].scored") != std::string::npos);
+        json wideBand = good;
+        wideBand["band"] = 15;
+        QVERIFY(refused(file(json::array({wideBand}))).find("families[0].band") != std::string::npos);
+        QVERIFY(refused({{"format", 7}, {"version", 1}, {"families", json::array()}}).find("format") != std::string::npos);
         json unknown = good;
         unknown["quantity"] = "latency";
         QVERIFY(refused(file(json::array({unknown}))).find("latency") != std::string::npos);
         json missing = good;
         missing.erase("median_error");
-        QVERIFY(refused(file(json::array({missing}))).find("families[0]") != std::string::npos);
+        QVERIFY(refused(file(json::array({missing}))).find("families[0].median_error") != std::string::npos);
     }
 
     // The compiled-in record is the validation page's: every check family with runs in it, an

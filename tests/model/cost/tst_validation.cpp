@@ -242,40 +242,12 @@ struct Group {
     double band;
 };
 
-/// Per check set, each family's median signed and absolute error: where the model leans.
-void writeFamilyTables(std::ostringstream &page, const std::vector<Row> &rows, std::span<const Group> groups)
-{
-    page << "\n## Check runs by family\n\n"
-         << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
-         << "a time (step, prefill, decode step) negative means the model predicts it faster than measured; "
-         << "for a throughput (tokens/s) negative means slower.\n\n";
-    bool firstTable = true;
-    for (const auto &g : groups) {
-        if (std::string(g.group) == "calibration")
-            continue;
-        page << (firstTable ? "" : "\n") << "| " << g.title << " | Scored | Median error | Median abs. error | Within ±" << fixed(100 * g.band, 0)
-             << "% |\n|---|---|---|---|---|\n";
-        std::map<std::string, std::vector<double>> families;
-        for (const Row &r : rows)
-            if (r.group == g.group && r.skipped.empty())
-                families[r.family].push_back(r.predicted / r.measured - 1);
-        for (const auto &[family, errors] : families) {
-            std::vector<double> magnitudes;
-            for (double e : errors)
-                magnitudes.push_back(std::abs(e));
-            const auto within = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= g.band; });
-            page << "| " << family << " | " << errors.size() << " | " << percent(median(errors)) << " | "
-                 << fixed(100 * median(magnitudes), 1) << "% | " << within << " of " << errors.size() << " |\n";
-        }
-        firstTable = false;
-    }
-}
-
-/// The check sets' families as the plan summary quotes them: counts, and errors rounded to a
-/// hundredth of a percent so that compilers' last bits do not move the file.
+/// The check sets' families, as the page's family tables print them and the plan summary quotes
+/// them: counts, and errors rounded to the page's tenth of a percent, once, so that both say the
+/// same and compilers' last bits do not move the file (+ 0.0: no "-0.0").
 TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> groups)
 {
-    const auto rounded = [](double share) { return std::round(share * 1e4) / 1e4; };
+    const auto rounded = [](double share) { return std::round(share * 1e3) / 1e3 + 0.0; };
     TrackRecord record;
     for (const auto &g : groups) {
         if (std::string(g.group) == "calibration")
@@ -309,6 +281,31 @@ TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> g
 const Group kGroups[] = {{"calibration", "Calibration (training step time)", 0.15},
                          {"check: training", "Check: training step time", 0.15},
                          {"check: serving", "Check: serving", 0.20}};
+
+/// Per check set, each family's median signed and absolute error: where the model leans (the
+/// track record's own numbers).
+void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std::span<const Group> groups)
+{
+    page << "\n## Check runs by family\n\n"
+         << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
+         << "a time (step, prefill, decode step) negative means the model predicts it faster than measured; "
+         << "for a throughput (tokens/s) negative means slower.\n\n";
+    bool firstTable = true;
+    for (const auto &g : groups) {
+        if (std::string(g.group) == "calibration")
+            continue;
+        const bool training = std::string(g.group) == "check: training";
+        page << (firstTable ? "" : "\n") << "| " << g.title << " | Scored | Median error | Median abs. error | Within ±" << fixed(100 * g.band, 0)
+             << "% |\n|---|---|---|---|---|\n";
+        for (const FamilyRecord &f : record.families()) {
+            if ((f.quantity == RecordedQuantity::StepTime) != training)
+                continue;
+            page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
+                 << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
+        }
+        firstTable = false;
+    }
+}
 
 /// Every run on the page: calibration, training checks and serving checks, in page order.
 std::vector<Row> allRows()
@@ -386,7 +383,7 @@ std::string generatePage(std::vector<Row> rows)
             summaryRow(std::string(g.title) + ", fixtures only (`tests/data/measured-runs`)", g.band,
                        score(rows, g.group, g.band, true));
     }
-    writeFamilyTables(page, rows, groups);
+    writeFamilyTables(page, trackRecordOf(rows, groups), groups);
     for (const auto &g : groups) {
         page << "\n## " << g.title << "\n\n| Run | Setup | Quantity | Measured | Predicted | Error | Flat | Flat error | Source |\n"
              << "|---|---|---|---|---|---|---|---|---|\n";
