@@ -20,10 +20,11 @@ constexpr RecordedQuantity kQuantities[] = {RecordedQuantity::StepTime, Recorded
 // Below this the median error is inside the scatter of the runs themselves: no lean to report.
 constexpr double kLeanThreshold = 0.03;
 
-std::string percentText(double share, bool sign)
+/// A share as the validation page prints it: "26.2%".
+std::string percentText(double share)
 {
     char buffer[32];
-    std::snprintf(buffer, sizeof buffer, sign ? "%+.1f%%" : "%.1f%%", 100.0 * share);
+    std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * share);
     return buffer;
 }
 
@@ -107,14 +108,14 @@ std::string FamilyRecord::sentence() const
         const bool time = quantity != RecordedQuantity::Throughput;
         const char *direction = time ? (medianError < 0 ? "faster" : "slower") : (medianError < 0 ? "lower" : "higher");
         lean = std::string("and it leans ") + (optimistic() ? "optimistic" : "pessimistic") + ": at the median the prediction is "
-               + percentText(std::abs(medianError), false) + " " + direction + " than measured";
+               + percentText(std::abs(medianError)) + " " + direction + " than measured";
     }
     // Serving families count measurements (one run may compare its prefill and its throughput).
     const bool training = quantity == RecordedQuantity::StepTime;
     const std::string runs = std::to_string(scored) + " published " + (training ? "run" : "measurement") + (scored == 1 ? "" : "s");
     return "On " + runs + " like this one (" + family + ") the predicted " + std::string(recordedQuantityName(quantity))
            + " came within ±" + std::to_string(std::lround(100.0 * band)) + "% on " + std::to_string(withinBand)
-           + "; median absolute error " + percentText(medianAbsError, false) + ", " + lean + ".";
+           + "; median absolute error " + percentText(medianAbsError) + ", " + lean + ".";
 }
 
 std::string_view TrackRecord::noRecordSentence()
