@@ -72,18 +72,6 @@ std::string wrapWords(const std::string &text, const std::string &indent, const 
     return out;
 }
 
-std::string wrap(const std::string &text, const std::string &indent, const std::string &hanging)
-{
-    const std::string words = wrapWords(text, indent, hanging);
-    std::string out;
-    for (const char c : words) {
-        if (c == '\n')
-            while (!out.empty() && out.back() == ' ')
-                out.pop_back();
-        out += c == kGlue ? ' ' : c;
-    }
-    return out;
-}
 
 std::string plain(double value)
 {
@@ -161,14 +149,14 @@ std::string explainOne(const std::string &path, const m::Derivation &d, const js
     if (columns(head) + 3 + columns(where) <= kColumns)
         out += head + "   " + where + "\n";
     else
-        out += head + "\n" + wrap(where, "    ", "    ");
+        out += head + "\n" + wrapLines(where, "    ", "    ");
 
     const auto parsed = m::Expression::parse(d.expression);
     if (!parsed) {
-        out += wrap(d.expression, "  ", "      ");
-        out += wrap("! the formula does not parse: " + parsed.error().message, "  ", "    ");
+        out += wrapLines(d.expression, "  ", "      ");
+        out += wrapLines("! the formula does not parse: " + parsed.error().message, "  ", "    ");
     } else {
-        out += wrap(parsed->toText([](const std::string &name) { return name; }), "  ", "      ");
+        out += wrapLines(parsed->toText([](const std::string &name) { return name; }), "  ", "      ");
         std::map<std::string, double> values;
         for (const auto &v : d.values)
             values[v.name] = v.value;
@@ -182,18 +170,18 @@ std::string explainOne(const std::string &path, const m::Derivation &d, const js
                 s = "(−" + s.substr(1) + ")";
             return s;
         });
-        out += wrap("= " + substituted, "  ", "      ");
+        out += wrapLines("= " + substituted, "  ", "      ");
         const auto evaluated = parsed->evaluate(values);
         if (!evaluated) {
-            out += wrap("! " + evaluated.error().message, "  ", "    ");
+            out += wrapLines("! " + evaluated.error().message, "  ", "    ");
         } else {
             const double tolerance = std::max(1e-9 * std::fabs(d.value), 1e-12);
             if (!(std::fabs(*evaluated - d.value) <= tolerance))
-                out += wrap("! the formula gives " + plain(*evaluated) + ", not " + plain(d.value), "  ", "    ");
+                out += wrapLines("! the formula gives " + plain(*evaluated) + ", not " + plain(d.value), "  ", "    ");
         }
     }
     if (!d.words.empty())
-        out += wrap(d.words, "  ", "  ");
+        out += wrapLines(d.words, "  ", "  ");
     // Where the values come from: on one line when that fits, else one value a line.
     std::vector<std::string> sources;
     for (const auto &v : d.values) {
@@ -212,7 +200,7 @@ std::string explainOne(const std::string &path, const m::Derivation &d, const js
         out += "  " + joined + "\n";
     else
         for (const auto &s : sources)
-            out += wrap(s, "  ", "      ");
+            out += wrapLines(s, "  ", "      ");
     return out;
 }
 
@@ -234,7 +222,15 @@ void printDerivations(const model::Derivations &derivations, const nlohmann::jso
 
 std::string wrapLines(const std::string &text, const std::string &indent, const std::string &hanging)
 {
-    return wrap(text, indent, hanging);
+    const std::string words = wrapWords(text, indent, hanging);
+    std::string out;
+    for (const char c : words) {
+        if (c == '\n')
+            while (!out.empty() && out.back() == ' ')
+                out.pop_back();
+        out += c == kGlue ? ' ' : c;
+    }
+    return out;
 }
 
 } // namespace meshplan::app
