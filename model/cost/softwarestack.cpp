@@ -33,6 +33,28 @@ constexpr double kExpertDispatchCostGpu = 16.0 / 18.0;
 // steps, is scaled by the same factor; no TPU MoE serving run checks it yet.
 constexpr double kForwardDispatchScale = (8.0 / 6.0) / kExpertDispatchCostGpu;
 
+// The softmax cross-entropy over the logits, in HBM bytes per logit element per training step.
+// Megatron-LM's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py; the
+// fused variant is the opt-in --cross-entropy-loss-fusion) upcasts the bf16 logits to fp32 (read 2,
+// write 4), takes the max (read 4), subtracts it (4 + 4), exponentiates (4 + 4), sums (4) and
+// divides (4 + 4) in the forward; the backward scales the saved softmax (4 + 4) and casts the
+// gradient back to bf16 (4 + 2): 52 bytes. Megatron-DeepSpeed keeps the same function.
+constexpr double kLossBytesMegatron = 52.0;
+// torchtitan: F.cross_entropy(pred.float(), labels) run eagerly (torchtitan/components/loss.py):
+// the upcast (2 + 4), log_softmax (three reads and a write of fp32: 16), the NLL backward's dense
+// zero-filled gradient (4), log_softmax's backward (three reads and a write: 16) and the cast back
+// (4 + 2): 48 bytes.
+constexpr double kLossBytesTorch = 48.0;
+// One-pass fused kernels over bf16 logits: Transformer Engine's Triton cross entropy, which
+// NeMo's model configs select (cross_entropy_loss_fusion with cross_entropy_fusion_impl "te"),
+// and flash-attn's Triton cross entropy, llm-foundry's default loss_fn 'fused_crossentropy':
+// the forward reads the logits once for the running max and sum (2), the backward reads them
+// and writes the gradient in their place (2 + 2): 6 bytes. A well-tuned stack does this.
+constexpr double kLossBytesFused = 6.0;
+// XLA fuses the upcast, max and sum of exponentials into reductions over the bf16 logits (two
+// reads: 4) and the backward's softmax-minus-one-hot into one read and write (2 + 2): 8 bytes.
+constexpr double kLossBytesXla = 8.0;
+
 // The widest layer NeMo's recipes leave without tensor-parallel communication overlap (their
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
 constexpr double kNemoWidestWithoutOverlap = 4096.0;
@@ -84,6 +106,17 @@ double elementwiseTrafficShare(std::string_view stack)
     // LayerNorm-Linear and LayerNorm-MLP): about half of the book's ~20 intermediates per layer
     // still make a round trip. This is the share the calibration runs were fitted with.
     return 0.5;
+}
+
+double lossBytesPerLogit(const Chip &chip, std::string_view stack)
+{
+    if (chip.isTpu() || stack == "maxtext")
+        return kLossBytesXla;
+    if (stack == "megatron" || stack == "deepspeed")
+        return kLossBytesMegatron;
+    if (stack == "torchtitan")
+        return kLossBytesTorch;
+    return kLossBytesFused;
 }
 
 bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel, double dModel)

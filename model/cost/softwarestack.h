@@ -28,6 +28,10 @@ double kernelHeadDim(const ModelSpec &model);
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel.
 double elementwiseTrafficShare(std::string_view stack);
 
+/// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
+/// forward and backward: the passes its loss kernels make over the [tokens, vocab / TP] logits.
+double lossBytesPerLogit(const Chip &chip, std::string_view stack);
+
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between
 /// the tensor-parallel matmuls whatever the plan's sequence_parallel says (MaxText's logical axis
 /// rules shard activation_embed over "tensor"; torchtitan's TP plan is always sequence-parallel):

@@ -991,6 +991,10 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     addOperation("logits (unembedding)", "matmul", 2.0 * B * logitsW, act * B * (d + double(m.vocab) / tp) + wb * logitsW,
                  shaped(d, double(m.vocab) / tp, 0.0, m_peak16 == m_peak ? type : DType::Bf16, m_peak16),
                  (1.0 + kBackwardFactor) * m_microbatches);
+    // The loss over the logits: about one FLOP per logit, its bytes as the stack's kernels move them.
+    if (m_options.mode == CostMode::Achievable)
+        addOperation("loss (softmax cross-entropy)", "elementwise", B * double(m.vocab) / tp,
+                     lossBytesPerLogit(m_chip, m_train.stack) * B * double(m.vocab) / tp, m_peak, m_microbatches);
 }
 
 void TrainingCost::setKernelRates(bool ideal)
@@ -1160,6 +1164,24 @@ std::optional<Error> TrainingCost::run()
                    "FLOPs, one per pass shape) on the last stage.",
                    "4", "Counting FLOPs of contractions");
     }
+    // The softmax cross-entropy streams the [tokens, vocab / TP] logits through HBM on the last
+    // stage, forward and backward: about as long as the logits matmul itself for a 2K-wide model
+    // with a 128K vocabulary under an unfused loss, negligible for a wide one.
+    const double lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, m_train.stack);
+    const double lossTime = lossBytes * double(m.vocab) / tp * m_tokensMb / m_hbm;
+    if (m_why.on() && lossTime > 0) {
+        m_why.term("loss_s", lossTime, "loss_bytes * vocab / tensor * tokens / " + hbmRate(),
+                   {{"loss_bytes", lossBytes, "",
+                     "HBM bytes per logit per step of the stack's cross-entropy kernels (the passes they make over the logits)"},
+                    {"vocab", double(m.vocab), "", "model: vocabulary size"},
+                    {"tensor", tp, "", "plan: tensor-parallel degree (splits the vocabulary)"},
+                    {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},
+                    hbmValue(), hbmEfficiencyValue()},
+                   "The loss: softmax cross-entropy over the logits, forward and backward, at HBM speed on the last stage. "
+                   "An unfused fp32 loss (Megatron-LM's) reads and writes them about a dozen times; a fused kernel "
+                   "reads them twice and writes the gradient once. The book's ideal model leaves it out.",
+                   "1", "Where does the time go?");
+    }
 
     // The busiest stage sets the pace of the pipeline.
     int busiest = 0;
@@ -1171,7 +1193,7 @@ std::optional<Error> TrainingCost::run()
         double t = denseLayers * layerTrain(denseFwd, denseBackward, denseRecompute)
                    + moeLayers * layerTrain(sparseFwd, sparseBackward, sparseRecompute);
         if (s == m_d.pipeline - 1)
-            t += unembedTime;
+            t += unembedTime + lossTime;
         return std::pair{t, denseLayers * denseRecompute + moeLayers * sparseRecompute};
     };
     // Under DualPipe a rank runs half the microbatches through its stage and half through the
@@ -1213,8 +1235,10 @@ std::optional<Error> TrainingCost::run()
                 values.push_back({"moe_recompute_s", sparseRecompute, "terms.moe_layer_recompute_s", ""});
             }
             if (busiest == m_d.pipeline - 1) {
-                expression += " + unembed_s";
+                expression += lossTime > 0 ? " + unembed_s + loss_s" : " + unembed_s";
                 values.push_back({"unembed_s", unembedTime, "terms.unembed_s", ""});
+                if (lossTime > 0)
+                    values.push_back({"loss_s", lossTime, "terms.loss_s", ""});
             }
             m_why.term("stage_microbatch_s", tMb, expression, values, words, "5", "Pipelining");
         }

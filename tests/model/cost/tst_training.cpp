@@ -390,7 +390,9 @@ private slots:
     // kernel, a stack left unnamed the fastest listed (FlashAttention-3): at 8192 tokens their
     // shares are 0.535/0.492 and 0.609/0.531 (forward/backward). Everything else is the same, so
     // the steps differ by 4 layers x 8192 tokens x 33,554,432 FLOPs (2 T heads (qk + v) / 2) x
-    // (1/R_fwd + 2.5/R_bwd) between the kernels.
+    // (1/R_fwd + 2.5/R_bwd) between the kernels, plus their losses: Megatron's unfused fp32 cross
+    // entropy moves 52 bytes per logit where a fused kernel moves 6, over 1024 x 8192 logits at
+    // 0.85 x 3.35 TB/s.
     void attentionKernelFollowsTheStack()
     {
         const Evaluation megatron = run(kernelPlan("h100-sxm", "megatron"), CostMode::Achievable);
@@ -399,7 +401,8 @@ private slots:
         const double flops = 4.0 * 8192 * 33554432.0;
         const double cudnn = flops * (1.0 / (0.535 * rate) + 2.5 / (0.492 * rate));
         const double fa3 = flops * (1.0 / (0.609 * rate) + 2.5 / (0.531 * rate));
-        QVERIFY_NEAR(megatron.step.compute - tuned.step.compute, cudnn - fa3, 1e-9);
+        const double loss = (52.0 - 6.0) * 1024 * 8192 / (0.85 * 3.35e12);
+        QVERIFY_NEAR(megatron.step.compute - tuned.step.compute, cudnn - fa3 + loss, 1e-9);
         QVERIFY_NEAR(operation(megatron, "attention core").timeS, 8192 * 33554432.0 / (0.535 * rate), 1e-12);
         // The roofline lists the backward on its own: 2.5x the FLOPs at the backward's rate, once
         // per layer and microbatch (the forward's point once too, nothing being recomputed).
@@ -413,6 +416,41 @@ private slots:
         QVERIFY_NEAR(operation(ideal, "attention core").timeS, 8192 * 33554432.0 / 989e12, 1e-12);
     }
 
+
+    // The loss streams the logits through HBM (softmax cross-entropy, forward and backward), and how
+    // often depends on the stack's kernels. A 2K-wide model with a 128K vocabulary on one H100, one
+    // sequence of 8192 tokens: 131072 x 8192 logits. Megatron-LM's vocab-parallel cross entropy
+    // (fp32, unfused) moves 52 bytes per logit, torchtitan's eager F.cross_entropy 48, XLA 8, the
+    // fused Triton kernels NeMo and llm-foundry call 6; the ideal model has no loss at all.
+    // Megatron and NeMo call the same attention kernel and fuse as much elsewhere on one GPU, so
+    // their steps differ by the loss alone.
+    void lossBytesFollowTheStack()
+    {
+        const auto bigVocab = [](const std::string &stack) {
+            json p = kernelPlan("h100-sxm", stack);
+            p["model"]["vocab"] = 131072;
+            return p;
+        };
+        const double logits = 131072.0 * 8192;
+        const double hbm = 0.85 * 3.35e12;
+        const Evaluation megatron = run(bigVocab("megatron"), CostMode::Achievable);
+        const Evaluation nemo = run(bigVocab("nemo"), CostMode::Achievable);
+        QVERIFY_NEAR(operation(megatron, "loss (softmax cross-entropy)").timeS, 52.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(operation(nemo, "loss (softmax cross-entropy)").timeS, 6.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(megatron.step.compute - nemo.step.compute, 46.0 * logits / hbm, 1e-9);
+        QVERIFY_NEAR(operation(run(bigVocab("torchtitan"), CostMode::Achievable), "loss (softmax cross-entropy)").timeS,
+                     48.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(operation(run(bigVocab("maxtext"), CostMode::Achievable), "loss (softmax cross-entropy)").timeS,
+                     8.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(operation(run(bigVocab("composer"), CostMode::Achievable), "loss (softmax cross-entropy)").timeS,
+                     6.0 * logits / hbm, 1e-12);
+        // A fifth of this four-layer step under Megatron (20 ms of 93 ms), most of the logits
+        // matmul's own time.
+        QVERIFY(52.0 * logits / hbm > 0.2 * megatron.step.compute);
+        const Evaluation ideal = run(bigVocab("megatron"), CostMode::Ideal);
+        for (const auto &op : ideal.operations)
+            QVERIFY(op.op != "loss (softmax cross-entropy)");
+    }
     // Routed experts lose a share of their matmul rate to the permutation of their tokens. On a
     // GPU it is counted from Megatron-Core's fused permute and un-permute: 16 bytes per d_model
     // element moved per routed token (forward and backward) against 18 d_model x d_ff_expert
