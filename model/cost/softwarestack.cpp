@@ -38,12 +38,16 @@ constexpr double kForwardDispatchScale = (8.0 / 6.0) / kExpertDispatchCostGpu;
 // fused variant is the opt-in --cross-entropy-loss-fusion) upcasts the bf16 logits to fp32 (read 2,
 // write 4), takes the max (read 4), subtracts it (4 + 4), exponentiates (4 + 4), sums (4) and
 // divides (4 + 4) in the forward; the backward scales the saved softmax (4 + 4) and casts the
-// gradient back to bf16 (4 + 2): 52 bytes. Megatron-DeepSpeed keeps the same function.
+// gradient back to bf16 (4 + 2): 52 bytes. Megatron-DeepSpeed keeps the same function, and NeMo
+// runs it when its loss fusion is off. Recipes that pass --cross-entropy-loss-fusion with
+// Transformer Engine's kernel (NVIDIA's MoE model zoo does) say "loss_fusion": true.
 constexpr double kLossBytesMegatron = 52.0;
 // torchtitan: F.cross_entropy(pred.float(), labels) run eagerly (torchtitan/components/loss.py):
 // the upcast (2 + 4), log_softmax (three reads and a write of fp32: 16), the NLL backward's dense
 // zero-filled gradient (4), log_softmax's backward (three reads and a write: 16) and the cast back
-// (4 + 2): 48 bytes.
+// (4 + 2): 48 bytes. llm-foundry's 'torch_crossentropy' is the same. torchtitan wraps the loss in
+// torch.compile when training.compile is on (components/loss.py, build_cross_entropy_loss): such a
+// plan says "loss_fusion": true.
 constexpr double kLossBytesTorch = 48.0;
 // One-pass fused kernels over bf16 logits: Transformer Engine's Triton cross entropy, which
 // NeMo's model configs select (cross_entropy_loss_fusion with cross_entropy_fusion_impl "te"),
@@ -108,10 +112,13 @@ double elementwiseTrafficShare(std::string_view stack)
     return 0.5;
 }
 
-double lossBytesPerLogit(const Chip &chip, std::string_view stack)
+double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused)
 {
     if (chip.isTpu() || stack == "maxtext")
         return kLossBytesXla;
+    const bool megatronLoss = stack == "megatron" || stack == "deepspeed" || stack == "nemo";
+    if (fused)
+        return *fused ? kLossBytesFused : (megatronLoss ? kLossBytesMegatron : kLossBytesTorch);
     if (stack == "megatron" || stack == "deepspeed")
         return kLossBytesMegatron;
     if (stack == "torchtitan")

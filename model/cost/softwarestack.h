@@ -5,6 +5,7 @@
 
 #include "base/dtype.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,7 +31,9 @@ double elementwiseTrafficShare(std::string_view stack);
 
 /// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
 /// forward and backward: the passes its loss kernels make over the [tokens, vocab / TP] logits.
-double lossBytesPerLogit(const Chip &chip, std::string_view stack);
+/// `fused` is the plan's workload.loss_fusion: a fused kernel, the framework's unfused ops, or
+/// (absent) what the stack does by default. XLA fuses it on TPUs whatever the plan says.
+double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused);
 
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between
 /// the tensor-parallel matmuls whatever the plan's sequence_parallel says (MaxText's logical axis

@@ -994,7 +994,7 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     // The loss over the logits: about one FLOP per logit, its bytes as the stack's kernels move them.
     if (m_options.mode == CostMode::Achievable)
         addOperation("loss (softmax cross-entropy)", "elementwise", B * double(m.vocab) / tp,
-                     lossBytesPerLogit(m_chip, m_train.stack) * B * double(m.vocab) / tp, m_peak, m_microbatches);
+                     lossBytesPerLogit(m_chip, m_train.stack, m_train.lossFusion) * B * double(m.vocab) / tp, m_peak, m_microbatches);
 }
 
 void TrainingCost::setKernelRates(bool ideal)
@@ -1167,7 +1167,7 @@ std::optional<Error> TrainingCost::run()
     // The softmax cross-entropy streams the [tokens, vocab / TP] logits through HBM on the last
     // stage, forward and backward: about as long as the logits matmul itself for a 2K-wide model
     // with a 128K vocabulary under an unfused loss, negligible for a wide one.
-    const double lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, m_train.stack);
+    const double lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, m_train.stack, m_train.lossFusion);
     const double lossTime = lossBytes * double(m.vocab) / tp * m_tokensMb / m_hbm;
     if (m_why.on() && lossTime > 0) {
         m_why.term("loss_s", lossTime, "loss_bytes * vocab / tensor * tokens / " + hbmRate(),

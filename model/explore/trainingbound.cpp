@@ -279,7 +279,13 @@ TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, 
         std::tie(out.sparseForward, out.sparseBackward) = std::pair{out.denseForward, out.denseBackward};
     const double denseTime = out.denseForward + out.denseBackward;
     const double sparseTime = out.sparseForward + out.sparseBackward;
-    const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16;
+    // The logits matmul at the 16-bit rate (no shape factors: they only slow it), and the loss
+    // streaming the logits through HBM as the stack's kernels do.
+    const double lossBytes = m_mode == CostMode::Ideal
+                                 ? 0.0
+                                 : lossBytesPerLogit(m_plan.topology.chip(), m_plan.training.stack, m_plan.training.lossFusion);
+    const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16
+                              + lossBytes * double(m.vocab) / tp * out.tokens / m_hbm;
     const auto stageTime = [&](int s) {
         const int moe = moeLayersOnStage(s, pipeline);
         return (layersOnStage(s, pipeline) - moe) * denseTime + moe * sparseTime + (s == pipeline - 1 ? logitsTime : 0.0);

@@ -263,6 +263,8 @@ void readWorkload(const json &o, Plan &plan)
         t.flashAttention = enumField(o, "attention", path, true, kernels, "flash or naive");
         t.stack = stackField(o, path, trainingStacks());
         t.trainTokens = jf::integerOr(o, "train_tokens", path, 1, std::int64_t(1) << 62, 0);
+        if (jf::has(o, "loss_fusion"))
+            t.lossFusion = jf::boolean(o, "loss_fusion", path, false);
     } else if (kind == "inference") {
         plan.kind = WorkloadKind::Inference;
         InferenceSpec &i = plan.inference;
@@ -386,6 +388,8 @@ json planToJson(const Plan &plan)
             workload["stack"] = t.stack;
         if (t.trainTokens > 0)
             workload["train_tokens"] = t.trainTokens;
+        if (t.lossFusion)
+            workload["loss_fusion"] = *t.lossFusion;
     } else {
         const InferenceSpec &i = plan.inference;
         workload = {{"kind", "inference"},

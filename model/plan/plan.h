@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,9 @@ struct TrainingSpec {
     /// well-tuned stack for the chip; it picks the attention kernel and the fusion (cost/softwarestack.h).
     std::string stack;
     std::int64_t trainTokens = 0; ///< tokens of the whole training run (0: not given)
+    /// workload.loss_fusion: whether the loss runs as one fused kernel over the logits (true) or
+    /// as the framework's unfused fp32 ops (false); absent, what the stack does by default.
+    std::optional<bool> lossFusion;
 };
 
 struct InferenceSpec {

@@ -444,12 +444,28 @@ private slots:
                      8.0 * logits / hbm, 1e-12);
         QVERIFY_NEAR(operation(run(bigVocab("composer"), CostMode::Achievable), "loss (softmax cross-entropy)").timeS,
                      6.0 * logits / hbm, 1e-12);
-        // A fifth of this four-layer step under Megatron (20 ms of 93 ms), most of the logits
+        // The plan's loss_fusion overrides the stack's default: Megatron with
+        // --cross-entropy-loss-fusion (Transformer Engine's kernel), NeMo with its fusion off
+        // (Megatron's unfused function), llm-foundry's torch_crossentropy (eager PyTorch); a TPU
+        // is XLA whatever the plan says.
+        const auto withFusion = [&](const std::string &stack, bool fused) {
+            json p = bigVocab(stack);
+            p["workload"]["loss_fusion"] = fused;
+            return operation(run(p, CostMode::Achievable), "loss (softmax cross-entropy)").timeS;
+        };
+        QVERIFY_NEAR(withFusion("megatron", true), 6.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(withFusion("nemo", false), 52.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(withFusion("composer", false), 48.0 * logits / hbm, 1e-12);
+        QVERIFY_NEAR(withFusion("torchtitan", true), 6.0 * logits / hbm, 1e-12);
+        // A quarter of this four-layer step under Megatron (20 ms of 81 ms), most of the logits
         // matmul's own time.
         QVERIFY(52.0 * logits / hbm > 0.2 * megatron.step.compute);
+        // The ideal model has no loss at all: every stack's ideal step is the same.
         const Evaluation ideal = run(bigVocab("megatron"), CostMode::Ideal);
+        QVERIFY(!ideal.operations.empty());
         for (const auto &op : ideal.operations)
             QVERIFY(op.op != "loss (softmax cross-entropy)");
+        QCOMPARE(run(bigVocab("nemo"), CostMode::Ideal).step.compute, ideal.step.compute);
     }
     // Routed experts lose a share of their matmul rate to the permutation of their tokens. On a
     // GPU it is counted from Megatron-Core's fused permute and un-permute: 16 bytes per d_model

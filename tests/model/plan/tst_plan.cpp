@@ -446,6 +446,7 @@ private slots:
         row("stack not a string", R"({"workload": {"stack": 3}})", "parse", "workload.stack");
         row("train_tokens zero", R"({"workload": {"train_tokens": 0}})", "parse", "workload.train_tokens");
         row("train_tokens fractional", R"({"workload": {"train_tokens": 1500.5}})", "parse", "workload.train_tokens");
+        row("loss_fusion not a boolean", R"({"workload": {"loss_fusion": "te"}})", "parse", "workload.loss_fusion");
         row("degree product mismatch", R"({"parallelism": {"fsdp": 512}})", "any", "parallelism", "8192");
         row("tensor does not divide heads", R"({"parallelism": {"tensor": 128, "fsdp": 32}})", "evaluate",
             "parallelism.tensor", "64");
@@ -753,6 +754,23 @@ private slots:
         QVERIFY2(served, served ? "" : served.error().toString().c_str());
         QCOMPARE(served->inference.stack, std::string("vllm"));
         QVERIFY(planToJson(*served)["workload"]["stack"] == json("vllm"));
+    }
+
+    // workload.loss_fusion is optional: absent it stays absent (the stack decides), given it is
+    // written back as given, so an edit in the window never changes what the loss costs.
+    void lossFusionRoundTrips()
+    {
+        const auto absent = parsePlan(invariantPlan());
+        QVERIFY(absent && !absent->training.lossFusion);
+        QVERIFY(!planToJson(*absent)["workload"].contains("loss_fusion"));
+        for (const bool fused : {true, false}) {
+            json doc = invariantPlan();
+            doc["workload"]["loss_fusion"] = fused;
+            const auto plan = parsePlan(doc);
+            QVERIFY2(plan, plan ? "" : plan.error().toString().c_str());
+            QCOMPARE(plan->training.lossFusion, std::optional<bool>(fused));
+            QVERIFY(planToJson(*plan)["workload"]["loss_fusion"] == json(fused));
+        }
     }
 
     // Inference compute_dtype defaults to fp8 for fp8 weights on a chip with an fp8 rate (W8A8),
