@@ -259,6 +259,22 @@ PlanInspector::PlanInspector(QWidget *parent)
         const QString name = stack->currentData().toString();
         emit fieldEdited(tr("Set software stack"), "/workload/stack", name.isEmpty() ? json() : json(name.toStdString()), -1);
     });
+    // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion);
+    // "stack's default" removes the key.
+    auto *loss = new QComboBox(m_training);
+    loss->addItem(tr("stack's default"), QString());
+    loss->addItem(tr("fused kernel"), QStringLiteral("fused"));
+    loss->addItem(tr("unfused (fp32 ops)"), QStringLiteral("unfused"));
+    addField(tf, tr("Loss"), "/workload/loss_fusion", loss,
+             tr("How the softmax cross-entropy reads the logits: a fused kernel (Megatron's --cross-entropy-loss-fusion "
+                "with Transformer Engine, a compiled loss) moves about 6 bytes per logit per step, the framework's "
+                "unfused fp32 ops about 50. It matters for small models with large vocabularies."),
+             [loss](const json &v) { loss->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0); });
+    connect(loss, &QComboBox::activated, this, [this, loss] {
+        const QString choice = loss->currentData().toString();
+        emit fieldEdited(tr("Set loss kernel"), "/workload/loss_fusion",
+                         choice.isEmpty() ? json() : json(choice == QLatin1String("fused")), -1);
+    });
     // The whole run (workload.train_tokens), in billions: the summary then gives days and cost
     // to train. "none" removes the key.
     auto *trainTokens = new QDoubleSpinBox(m_training);

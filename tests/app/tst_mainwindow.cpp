@@ -364,6 +364,30 @@ private slots:
         QCOMPARE(stack->currentData().toString(), QStringLiteral("megatron"));
     }
 
+    // The loss kernel is chosen in the inspector too: "unfused" prices the fp32 ops on the last
+    // stage, the busiest of DeepSeek-V3's 16 (its 129K-wide output layer), so the step grows by
+    // about 4%; "stack's default" removes the key; each choice is one undo step.
+    void choosingTheLossKernel()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/deepseek-v3-h100-2048.meshplan")));
+        auto *loss = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/loss_fusion"));
+        QVERIFY(loss);
+        QCOMPARE(loss->currentIndex(), 0);
+        const double tuned = doc().evaluation().value().step.time;
+        loss->setCurrentIndex(2);
+        emit loss->activated(2);
+        QVERIFY(doc().json().at("workload").at("loss_fusion") == json(false));
+        QCOMPARE(doc().plan().training.lossFusion, std::optional<bool>(false));
+        QVERIFY(doc().evaluation().value().step.time > 1.03 * tuned);
+        loss->setCurrentIndex(0);
+        emit loss->activated(0);
+        QVERIFY(!doc().json().at("workload").contains("loss_fusion"));
+        QCOMPARE(doc().evaluation().value().step.time, tuned);
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().training.lossFusion, std::optional<bool>(false));
+        QCOMPARE(loss->currentIndex(), 2);
+    }
+
     // The chip combo keeps the cluster's size: 8192 v5p chips become 32 v5e slices of 16x16,
     // not a 16-chip toy; a chip defined inside the plan keeps its own entry and its resizes work.
     void changingTheChipKeepsTheClusterSize()
