@@ -20,6 +20,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPalette>
+#include <QStandardItemModel>
 #include <QPointer>
 #include <QScrollArea>
 #include <QSignalBlocker>
@@ -389,8 +390,22 @@ QComboBox *PlanInspector::choiceEditor(const QString &label, const std::string &
     combo->setObjectName(qs(pointer));
     combo->setToolTip(label);
     m_fields.push_back({pointer, combo, [combo](const json &v) {
-                            if (v.is_string())
+                            if (v.is_string()) {
                                 combo->setCurrentText(qs(v.get<std::string>()));
+                            } else if (v.is_object()) {
+                                // An object the file spells out (remat's {"save", "offload"}): say
+                                // so rather than keep the previous plan's choice on show. The entry
+                                // cannot be picked; choosing a named value replaces the object.
+                                const QString custom = tr("custom (in the file)");
+                                int index = combo->findText(custom);
+                                if (index < 0) {
+                                    combo->addItem(custom);
+                                    index = combo->count() - 1;
+                                    if (auto *items = qobject_cast<QStandardItemModel *>(combo->model()))
+                                        items->item(index)->setEnabled(false);
+                                }
+                                combo->setCurrentIndex(index);
+                            }
                         }});
     connect(combo, &QComboBox::activated, this, [this, label, pointer, combo] {
         emit fieldEdited(tr("Set %1").arg(label.toLower()), pointer, combo->currentText().toStdString(), -1);

@@ -24,6 +24,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QStandardItemModel>
 #include <QDoubleSpinBox>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -386,6 +387,29 @@ private slots:
         doc().undoStack()->undo();
         QCOMPARE(doc().plan().training.lossFusion, std::optional<bool>(false));
         QCOMPARE(loss->currentIndex(), 2);
+    }
+
+    // A remat object ({"save": [...]}) has no entry among the named policies: the combo says
+    // "custom (in the file)" (an entry that cannot be picked) instead of keeping the previous
+    // plan's choice on show; choosing a named policy replaces the object, and undo brings it back.
+    void aRematObjectShowsAsCustom()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/deepseek-v3-h100-2048.meshplan")));
+        auto *remat = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/remat"));
+        QVERIFY(remat);
+        QCOMPARE(remat->currentText(), QStringLiteral("selective"));
+        QVERIFY(window().openFile(QStringLiteral(
+            MESHPLAN_TEST_DATA "/measured-runs-extra/training/Z4-megatron-moe-zoo-qwen3-235b-h100-256gpu-bf16-a2a-ep8-pp32.json")));
+        QVERIFY(doc().json().at("workload").at("remat").is_object());
+        QCOMPARE(remat->currentText(), QStringLiteral("custom (in the file)"));
+        const auto *items = qobject_cast<const QStandardItemModel *>(remat->model());
+        QVERIFY(items && !items->item(remat->currentIndex())->isEnabled());
+        remat->setCurrentText(QStringLiteral("none"));
+        emit remat->activated(remat->currentIndex());
+        QVERIFY(doc().json().at("workload").at("remat") == json("none"));
+        doc().undoStack()->undo();
+        QVERIFY(doc().json().at("workload").at("remat").is_object());
+        QCOMPARE(remat->currentText(), QStringLiteral("custom (in the file)"));
     }
 
     // The chip combo keeps the cluster's size: 8192 v5p chips become 32 v5e slices of 16x16,
