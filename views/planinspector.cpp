@@ -269,7 +269,8 @@ PlanInspector::PlanInspector(QWidget *parent)
     addField(tf, tr("Loss"), "/workload/loss_fusion", loss,
              tr("How the softmax cross-entropy reads the logits: a fused kernel (Megatron's --cross-entropy-loss-fusion "
                 "with Transformer Engine, a compiled loss) moves about 6 bytes per logit per step, the framework's "
-                "unfused fp32 ops about 50. It matters for small models with large vocabularies."),
+                "unfused fp32 ops about 50. It matters for small models with large vocabularies. XLA (TPUs, MaxText) "
+                "fuses the loss whatever is chosen here."),
              [loss](const json &v) { loss->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0); });
     connect(loss, &QComboBox::activated, this, [this, loss] {
         const QString choice = loss->currentData().toString();

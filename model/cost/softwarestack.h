@@ -32,7 +32,8 @@ double elementwiseTrafficShare(std::string_view stack);
 /// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
 /// forward and backward: the passes its loss kernels make over the [tokens, vocab / TP] logits.
 /// `fused` is the plan's workload.loss_fusion: a fused kernel, the framework's unfused ops, or
-/// (absent) what the stack does by default. XLA fuses it on TPUs whatever the plan says.
+/// (absent) what the stack does by default. XLA fuses it on TPUs and under MaxText whatever the
+/// plan says.
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused);
 
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between

@@ -1172,7 +1172,8 @@ std::optional<Error> TrainingCost::run()
     if (m_why.on() && lossTime > 0) {
         m_why.term("loss_s", lossTime, "loss_bytes * vocab / tensor * tokens / " + hbmRate(),
                    {{"loss_bytes", lossBytes, "",
-                     "HBM bytes per logit per step of the stack's cross-entropy kernels (the passes they make over the logits)"},
+                     "HBM bytes per logit per step of the cross-entropy kernels (the passes they make over the logits): the "
+                     "stack's, or a fused or unfused loss as the plan's loss_fusion says"},
                     {"vocab", double(m.vocab), "", "model: vocabulary size"},
                     {"tensor", tp, "", "plan: tensor-parallel degree (splits the vocabulary)"},
                     {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},

@@ -334,6 +334,16 @@ void TestPlanSearch::boundsBelowEvaluation_data()
     json maxtext = trainingPlan(tinyMoe(), json{{"chip", "tpu-v5e"}, {"topology", "2x4"}}, 8, 2048);
     maxtext["workload"]["stack"] = "maxtext";
     QTest::newRow("moe, v5e 2x4, maxtext") << QByteArray::fromStdString(maxtext.dump()) << 0;
+    // The unfused fp32 loss (Megatron's 52 bytes per logit, eager PyTorch's 48) on the last stage.
+    for (const char *stack : {"megatron", "torchtitan"}) {
+        json unfused = trainingPlan(tinyDense(), smallGpu(1, 4), 8, 4096);
+        unfused["workload"]["stack"] = stack;
+        unfused["workload"]["loss_fusion"] = false;
+        QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ") + stack).c_str())
+            << QByteArray::fromStdString(unfused.dump()) << 0;
+        QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ideal, ") + stack).c_str())
+            << QByteArray::fromStdString(unfused.dump()) << 1;
+    }
 }
 
 void TestPlanSearch::boundsBelowEvaluation()
