@@ -116,14 +116,12 @@ double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional
 {
     if (chip.isTpu() || stack == "maxtext")
         return kLossBytesXla;
+    // Unfused by default: Megatron-LM, Megatron-DeepSpeed and eager torchtitan.
+    const bool unfusedByDefault = stack == "megatron" || stack == "deepspeed" || stack == "torchtitan";
+    if (fused.value_or(!unfusedByDefault))
+        return kLossBytesFused;
     const bool megatronLoss = stack == "megatron" || stack == "deepspeed" || stack == "nemo";
-    if (fused)
-        return *fused ? kLossBytesFused : (megatronLoss ? kLossBytesMegatron : kLossBytesTorch);
-    if (stack == "megatron" || stack == "deepspeed")
-        return kLossBytesMegatron;
-    if (stack == "torchtitan")
-        return kLossBytesTorch;
-    return kLossBytesFused;
+    return megatronLoss ? kLossBytesMegatron : kLossBytesTorch;
 }
 
 bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel, double dModel)

@@ -153,6 +153,7 @@ public:
         // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
         const bool ideal = mode == CostMode::Ideal;
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack);
+        m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
                              || (!ideal && m_d.tensor > 1 && shardsActivationsOverTensor(m_chip, plan.training.stack));
@@ -268,6 +269,7 @@ private:
     double m_flowBytes = 2;
     double m_peak = 0;
     double m_hbm = 0;
+    double m_lossBytes = 0; ///< HBM bytes per logit the loss moves per step (0 in the ideal model)
     double m_elementwiseTraffic = 0.5;
     double m_expertEfficiency = 1.0;
     double m_naivePasses = kNaiveAttentionPasses;
@@ -992,9 +994,8 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
                  shaped(d, double(m.vocab) / tp, 0.0, m_peak16 == m_peak ? type : DType::Bf16, m_peak16),
                  (1.0 + kBackwardFactor) * m_microbatches);
     // The loss over the logits: about one FLOP per logit, its bytes as the stack's kernels move them.
-    if (m_options.mode == CostMode::Achievable)
-        addOperation("loss (softmax cross-entropy)", "elementwise", B * double(m.vocab) / tp,
-                     lossBytesPerLogit(m_chip, m_train.stack, m_train.lossFusion) * B * double(m.vocab) / tp, m_peak, m_microbatches);
+    addOperation("loss (softmax cross-entropy)", "elementwise", B * double(m.vocab) / tp, m_lossBytes * B * double(m.vocab) / tp,
+                 m_peak, m_microbatches);
 }
 
 void TrainingCost::setKernelRates(bool ideal)
@@ -1167,11 +1168,10 @@ std::optional<Error> TrainingCost::run()
     // The softmax cross-entropy streams the [tokens, vocab / TP] logits through HBM on the last
     // stage, forward and backward: about as long as the logits matmul itself for a 2K-wide model
     // with a 128K vocabulary under an unfused loss, negligible for a wide one.
-    const double lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, m_train.stack, m_train.lossFusion);
-    const double lossTime = lossBytes * double(m.vocab) / tp * m_tokensMb / m_hbm;
+    const double lossTime = m_lossBytes * double(m.vocab) / tp * m_tokensMb / m_hbm;
     if (m_why.on() && lossTime > 0) {
         m_why.term("loss_s", lossTime, "loss_bytes * vocab / tensor * tokens / " + hbmRate(),
-                   {{"loss_bytes", lossBytes, "",
+                   {{"loss_bytes", m_lossBytes, "",
                      "HBM bytes per logit per step of the cross-entropy kernels (the passes they make over the logits): the "
                      "stack's, or a fused or unfused loss as the plan's loss_fusion says"},
                     {"vocab", double(m.vocab), "", "model: vocabulary size"},
