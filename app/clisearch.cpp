@@ -39,7 +39,7 @@ std::string layout(const m::Plan &plan)
             out += ", " + std::to_string(plan.inference.prefillChips) + " prefill chips";
         return out;
     }
-    if (p.degree(m::Role::Data) > 1)
+    if (p.degree(m::Role::Data) > 1 || p.degree(m::Role::Context) > 1)
         out += ", zero " + std::to_string(p.zeroStage);
     if (p.sequenceParallel && p.degree(m::Role::Tensor) > 1)
         out += ", sp";

@@ -195,7 +195,9 @@ PlanInspector::PlanInspector(QWidget *parent)
     parForm->addRow(tr("Chips"), m_chips);
     m_parallelismForm = parForm;
     auto *zero = intEditor(tr("ZeRO stage"), "/parallelism/zero_stage", 0, 3);
-    parForm->addRow(tr("ZeRO stage (data)"), zero);
+    zero->setToolTip(tr("How far the data and context ranks shard the weight state: 1 the optimizer, 2 also the "
+                        "gradients, 3 also the weights (gathered layer by layer, as FSDP)."));
+    parForm->addRow(tr("ZeRO stage"), zero);
     auto *sp = new QCheckBox(parBox);
     addField(parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel", sp,
              tr("Megatron sequence parallelism inside the tensor group."),

@@ -204,6 +204,8 @@ private:
     double stageWeightElements(int stage) const;
     /// Optimizer states per weight: Adam 2, SGD 1, Adafactor about 0.1.
     double optimizerStates() const;
+    /// The ranks ZeRO shards weight state over beyond FSDP: data and context.
+    double zeroShards() const;
     /// The activation bytes of `stage`'s chips, in the parts its derivation names.
     struct StageActivations {
         int denseLayers = 0;
@@ -574,6 +576,18 @@ double TrainingCost::optimizerStates() const
     return 0.1; // Adafactor: factored second moment
 }
 
+double TrainingCost::zeroShards() const
+{
+    // Context-parallel ranks hold the same weights and see different tokens, so the stacks shard
+    // weight state over them as over data ranks: Megatron-Core builds its distributed optimizer on
+    // the data-parallel group with context parallelism (get_data_parallel_group(
+    // with_context_parallel=True), megatron/core/optimizer), and torchtitan applies FSDP2 over the
+    // flattened dp_shard x cp mesh ("dp_shard_cp", torchtitan parallelize_llama.py; "fsdp" of size
+    // dp_shard * cp in parallel_dims.py); MaxText shards the weights' embed dimension over fsdp,
+    // sequence, context and expert (its logical axis rules).
+    return double(m_d.data) * m_d.context;
+}
+
 TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
 {
     const ModelSpec &m = m_model;
@@ -630,7 +644,7 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     const int z = m_par.zeroStage;
     const double elements = stageWeightElements(stage);
     const double fs = m_d.fsdp;
-    const double dp = m_d.data;
+    const double dp = zeroShards();
     MemoryBreakdown mem;
     mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
     mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
@@ -844,9 +858,10 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
     const DerivationValue fsdpValue{"fsdp", double(m_d.fsdp), "", "plan: parallelism fsdp degree"};
     const auto dataShards = [&](int from) -> DerivationValue {
         const bool sharded = z >= from;
-        return {"data_shards", sharded ? double(m_d.data) : 1.0, "",
-                sharded ? "ZeRO stage " + std::to_string(z) + " shards this over the data axis too"
-                        : "ZeRO stage " + std::to_string(z) + ": replicated over the data axis"};
+        const std::string axes = m_d.context > 1 ? "the data and context axes" : "the data axis";
+        return {"data_shards", sharded ? zeroShards() : 1.0, "",
+                sharded ? "ZeRO stage " + std::to_string(z) + " shards this over " + axes + " too"
+                        : "ZeRO stage " + std::to_string(z) + ": replicated over " + axes};
     };
     m_why.record("memory_per_chip.params", mem.params, "weights * param_bytes / (fsdp * data_shards)",
                  {elementsValue, {"param_bytes", bytesPerElement(m_train.paramDtype), "", "plan: training.param_dtype"},
@@ -1505,10 +1520,16 @@ std::optional<Error> TrainingCost::run()
 
     // FSDP / ZeRO-3: gather each layer's weights before its forward and again for its backward,
     // reduce-scatter its gradients; gathers prefetch behind the previous layer's compute.
+    // Under ZeRO-3 the gathers span the data and context ranks too (zeroShards).
     const bool zeroOverData = m_par.zeroStage >= 3 && m_d.data > 1;
-    std::vector<AxisSpan> fsdpSpans = zeroOverData ? m_placement.combined({Role::Fsdp, Role::Data})
-                                                   : m_placement.of(Role::Fsdp);
-    const double fsdpGroup = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
+    const bool zeroOverContext = m_par.zeroStage >= 3 && m_d.context > 1;
+    std::vector<Role> fsdpRoles{Role::Fsdp};
+    if (zeroOverData)
+        fsdpRoles.push_back(Role::Data);
+    if (zeroOverContext)
+        fsdpRoles.push_back(Role::Context);
+    std::vector<AxisSpan> fsdpSpans = m_placement.combined(fsdpRoles);
+    const double fsdpGroup = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1) * (zeroOverContext ? m_d.context : 1);
     if (fsdpGroup > 1) {
         const double paramBytes = bytesPerElement(m_train.paramDtype);
         const double gradBytes = bytesPerElement(m_train.gradDtype);
@@ -1566,12 +1587,12 @@ std::optional<Error> TrainingCost::run()
         std::vector<Role> denseGroup;
         if (m_d.data > 1 && !zeroOverData)
             denseGroup.push_back(Role::Data);
-        if (m_d.context > 1)
+        if (m_d.context > 1 && !zeroOverContext)
             denseGroup.push_back(Role::Context);
         std::vector<Role> expertGroup = denseGroup;
         if (m_d.expert > 1)
             denseGroup.push_back(Role::Expert);
-        const double shard = double(m_d.fsdp) * (zeroOverData ? m_d.data : 1);
+        const double shard = fsdpGroup;
         const double gradBytes = bytesPerElement(m_train.gradDtype);
         // Under DualPipe a rank holds the mirror stage too, and reduces its gradients as well.
         const StageWeights own = stageWeights(busiest);

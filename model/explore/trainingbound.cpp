@@ -358,7 +358,7 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
 
     // Memory: the chip kinds the evaluation reports (first, middle and last stage).
     const double fs = degree(Role::Fsdp);
-    const double dp = degree(Role::Data);
+    const double dp = double(degree(Role::Data)) * degree(Role::Context); // ZeRO shards over both
     const int z = shape.zeroStage;
     double states = 0.1;
     if (train.optimizer == Optimizer::Adam || train.optimizer == Optimizer::AdamW)
@@ -441,13 +441,20 @@ TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, co
         out.expert = collectiveCost(topology, CollectiveOp::AllToAll, placement.of(Role::Expert),
                                     routed * degree(Role::Expert), options).time;
     }
-    // FSDP: a layer's weights gathered, its gradients reduce-scattered, over FSDP (and data under ZeRO-3).
+    // FSDP: a layer's weights gathered, its gradients reduce-scattered, over FSDP (and data and
+    // context under ZeRO-3).
     const Layers l = layers(shape);
     for (int overData = 0; overData < 2; ++overData) {
         const bool withData = overData == 1 && degree(Role::Data) > 1;
-        if (degree(Role::Fsdp) * (withData ? degree(Role::Data) : 1) <= 1)
+        const bool withContext = overData == 1 && degree(Role::Context) > 1;
+        if (degree(Role::Fsdp) * (withData ? degree(Role::Data) : 1) * (withContext ? degree(Role::Context) : 1) <= 1)
             continue;
-        const std::vector<AxisSpan> spans = withData ? placement.combined({Role::Fsdp, Role::Data}) : placement.of(Role::Fsdp);
+        std::vector<Role> roles{Role::Fsdp};
+        if (withData)
+            roles.push_back(Role::Data);
+        if (withContext)
+            roles.push_back(Role::Context);
+        const std::vector<AxisSpan> spans = placement.combined(roles);
         for (int moe = 0; moe < 2; ++moe) {
             const double elements = (moe ? l.sparse : l.dense).weightElements;
             const auto o = static_cast<std::size_t>(overData);

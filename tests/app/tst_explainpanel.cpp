@@ -385,23 +385,25 @@ private slots:
         panel->back();
         QCOMPARE(panel->currentPath(), std::string("step.time_s"));
 
-        // 2. A memory segment, clicked: the parameters at the bottom of the first bar.
+        // 2. A memory segment, clicked: the optimizer state, the third of the first bar (the
+        // default plan's weights, sharded over 8192 chips, are thinner than a pixel).
         window->chartDocks().at(1)->raise();
         window->updateCharts(true);
         auto *memory = window->memoryChart();
         memory->replot(QCustomPlot::rpImmediateRefresh);
-        const double params = memory->layerBytes(0, 0);
-        QVERIFY(params > 0);
+        const double below = memory->layerBytes(0, 0) + memory->layerBytes(0, 1);
+        const double optimizer = memory->layerBytes(0, 2);
+        QVERIFY(optimizer > 0);
         const QPoint at(static_cast<int>(memory->xAxis->coordToPixel(0)),
-                        static_cast<int>(memory->yAxis->coordToPixel(params / 2 / (1024.0 * 1024 * 1024))));
-        QCOMPARE(memory->segmentAt(at), std::make_pair(0, 0));
+                        static_cast<int>(memory->yAxis->coordToPixel((below + optimizer / 2) / (1024.0 * 1024 * 1024))));
+        QCOMPARE(memory->segmentAt(at), std::make_pair(0, 2));
         QSignalSpy clicked(memory, &views::MemoryChart::segmentClicked);
         QTest::mouseClick(memory, Qt::LeftButton, {}, at);
         QCOMPARE(clicked.count(), 1);
-        QCOMPARE(panel->currentPath(), std::string("memory_per_chip.params"));
-        QCOMPARE(panel->valueText(), QString::fromStdString(model::formatBytes(evaluation->memory.params, true)));
+        QCOMPARE(panel->currentPath(), std::string("memory_per_chip.optimizer"));
+        QCOMPARE(panel->valueText(), QString::fromStdString(model::formatBytes(evaluation->memory.optimizer, true)));
         QApplication::processEvents(); // the layout follows the new content before a grab, as on screen
-        QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-memory-params.png")));
+        QVERIFY(window->explainDock()->grab().save(outDir() + QStringLiteral("/window-memory-optimizer.png")));
 
         // 3. A collective, picked on the roofline; its time is the result's.
         auto *roofline = window->rooflineChart();
@@ -491,13 +493,13 @@ private slots:
         window->updateCharts(true);
         auto *memory = window->memoryChart();
         memory->replot(QCustomPlot::rpImmediateRefresh);
-        const double params = memory->layerBytes(0, 0);
+        const double below = memory->layerBytes(0, 0) + memory->layerBytes(0, 1);
         const QPoint at(static_cast<int>(memory->xAxis->coordToPixel(0)),
-                        static_cast<int>(memory->yAxis->coordToPixel(params / 2 / (1024.0 * 1024 * 1024))));
+                        static_cast<int>(memory->yAxis->coordToPixel((below + memory->layerBytes(0, 2) / 2) / (1024.0 * 1024 * 1024))));
         QCursor::setPos(memory->mapToGlobal(at));
         QCOMPARE(QCursor::pos(), memory->mapToGlobal(at));
         QTest::keyClick(window.get(), Qt::Key_F1);
-        QCOMPARE(window->explainPanel()->currentPath(), std::string("memory_per_chip.params"));
+        QCOMPARE(window->explainPanel()->currentPath(), std::string("memory_per_chip.optimizer"));
         // Dark: the panel follows the palette.
         window->setDarkTheme(true);
         QApplication::processEvents();

@@ -1025,15 +1025,16 @@ private slots:
         QVERIFY(!window().timelineChart()->timeline().segments.empty());
         QVERIFY(window().sweepChart()->mainGraph());
 
-        // An edit reaches the visible chart through the deferred update: with ZeRO-3 the data
-        // axis shards parameters too, so dropping to ZeRO-0 over data 2 (fsdp 512) doubles them.
+        // An edit reaches the visible chart through the deferred update: with ZeRO-3 the data and
+        // context axes shard parameters too, so dropping to ZeRO-0 over data 2 (fsdp 512, context
+        // 2) quadruples them.
         const double before = memory->layerBytes(0, 0);
         window().chartDocks()[1]->raise();
         QVERIFY(window().editDegree(meshplan::model::Role::Data, 2));
         QVERIFY(window().editField(QStringLiteral("ZeRO stage"), "/parallelism/zero_stage", 0));
         QCOMPARE(doc().plan().parallelism.degrees[static_cast<std::size_t>(meshplan::model::Role::Fsdp)], 512);
         QTRY_COMPARE(memory->chipKinds().front().memory.params, doc().evaluation()->perChip.front().memory.params);
-        QCOMPARE(memory->layerBytes(0, 0), 2 * before);
+        QCOMPARE(memory->layerBytes(0, 0), 4 * before);
     }
 
     void selectingARooflinePointHighlightsItEverywhere()

@@ -233,15 +233,70 @@ private slots:
         QVERIFY(mixed.memory.fits);
     }
 
-    // Book ch. 6: memory for LLaMA-3 70B: bf16 params 140 GB and fp32 Adam 560 GB in total; over
-    // 8192 chips with FSDP 1024 x TP 4 that is (2 + 8) x 70.55e9 / 4096 per chip.
+    // Book ch. 6: memory for LLaMA-3 70B: bf16 params 140 GB and fp32 Adam 560 GB in total. The
+    // book shards it "2048-way FSDP x 4-way TP", FSDP over batch and sequence (context parallelism
+    // is "just more data parallelism over tokens", 5.2): fsdp 1024 x context 2 x TP 4 hold
+    // (2 + 8) x 70.55e9 / 8192 per chip.
     void llama70bStateMemory()
     {
         json p = planToJson(defaultPlan());
         p["workload"]["master_weights"] = false;
         const auto e = run(p);
         const double params = double(countParams(ModelCatalog::builtin().find("llama-3-70b")[0]).total);
-        QVERIFY_NEAR(e.memory.params + e.memory.optimizer, 10.0 * params / 4096, 0.01);
+        QVERIFY_NEAR(e.memory.params + e.memory.optimizer, 10.0 * params / 8192, 0.01);
+    }
+
+    // Context-parallel ranks hold the same weights, so ZeRO shards over them as over data ranks
+    // (Megatron's distributed optimizer on the data group with context; torchtitan's FSDP on
+    // dp_shard x cp). The mlp-heavy model (8 layers of 4 x 2048^2 attention and 2 x 2048 x 65536
+    // MLP weights, two norms of 2048, plus the final norm and a 1024 x 2048 embedding, tied:
+    // 2,283,833,344 weights) on one 8-GPU node as data 2 x context 4: bf16 weights and gradients
+    // 2 B each, Adam 8 B without a master copy.
+    void zeroShardsOverContextRanks_data()
+    {
+        QTest::addColumn<int>("zero");
+        QTest::addColumn<double>("paramShards");
+        QTest::addColumn<double>("gradShards");
+        QTest::addColumn<double>("optimizerShards");
+        QTest::newRow("ZeRO-0: replicated") << 0 << 1.0 << 1.0 << 1.0;
+        QTest::newRow("ZeRO-1: optimizer over 8") << 1 << 1.0 << 1.0 << 8.0;
+        QTest::newRow("ZeRO-2: and gradients") << 2 << 1.0 << 8.0 << 8.0;
+        QTest::newRow("ZeRO-3: and weights") << 3 << 8.0 << 8.0 << 8.0;
+    }
+    void zeroShardsOverContextRanks()
+    {
+        QFETCH(int, zero);
+        QFETCH(double, paramShards);
+        QFETCH(double, gradShards);
+        QFETCH(double, optimizerShards);
+        json p = plan(mlpModel(), {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
+                      {{"data", 2}, {"context", 4}, {"zero_stage", zero}}, 4096, 8);
+        p["workload"]["optimizer"] = "adam";
+        p["workload"]["optimizer_dtype"] = "fp32";
+        const auto e = run(p);
+        const double layer = 4.0 * 2048 * 2048 + 2.0 * 2048 * 65536;
+        const double weights = 8 * (layer + 2 * 2048) + 2048 + 1024 * 2048;
+        QVERIFY_NEAR(e.memory.params, 2 * weights / paramShards, 1e-12);
+        QVERIFY_NEAR(e.memory.grads, 2 * weights / gradShards, 1e-12);
+        QVERIFY_NEAR(e.memory.optimizer, 8 * weights / optimizerShards, 1e-12);
+        // Under ZeRO-3 the weight gathers span all 8 ranks and no gradient all-reduce is left;
+        // below it the gradients are all-reduced over data and context together.
+        const auto find = [&](const std::string &purpose) -> const CollectiveUse * {
+            for (const auto &c : e.collectives)
+                if (c.purpose == purpose)
+                    return &c;
+            return nullptr;
+        };
+        const CollectiveUse *gather = find("fsdp weights");
+        const CollectiveUse *reduce = find("gradients");
+        if (zero == 3) {
+            QVERIFY(gather && !reduce);
+            QVERIFY_NEAR(gather->bytesPerChip, 2 * (layer + 2 * 2048) * 7 / 8, 1e-12);
+        } else {
+            QVERIFY(!gather && reduce);
+            // (An all-reduce sends 2 (N - 1) / N of V; the final norm's 2048 are not in it.)
+            QVERIFY_NEAR(reduce->bytesPerChip, 2 * (weights - 2048) * 7 / 8 * 2, 1e-12);
+        }
     }
 
     // Activations per chip of the remat-tiny plan (bf16, 4096 tokens, 4 layers in flight at once):

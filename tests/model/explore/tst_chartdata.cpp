@@ -791,8 +791,9 @@ private slots:
 
     // The fsdp gather of the default plan: it overlaps one layer's forward, B (2P / 4 + a) with
     // B = 2048, a = 2 x 4096 x 16 heads x 256 / 2; each chip sends V (N - 1) / N of the layer's
-    // V = 2P / 4 bytes, N = 1024, in V / (0.9 x 2 x 9e10 (1/8 + 1 + 1)) + 25 hops x 1 us
-    // (fsdp holds 2 of x at stride 8, all of y and z).
+    // V = 2P / 4 bytes, N = 2048 (ZeRO-3 gathers over fsdp and context alike), in
+    // V / (0.9 x 2 x 9e10 (1/4 + 1 + 1)) + 26 hops x 1 us (fsdp holds 2 of x at stride 8 and
+    // context 2 at stride 4: together a ring of 4 at stride 4; all of y and z).
     void fsdpGatherPoint()
     {
         const Plan p = defaultPlan();
@@ -803,12 +804,12 @@ private slots:
         const double P = PureFsdpHand::P;
         const double flops = 2048 * (2 * P / 4 + 2.0 * 4096 * 16 * 256 / 2);
         const double V = 2 * P / 4;
-        const double each = V / (0.9 * 2 * 9e10 * (1.0 / 8 + 2)) + 25e-6;
+        const double each = V / (0.9 * 2 * 9e10 * (1.0 / 4 + 2)) + 26e-6;
         QVERIFY_NEAR(it->flops, flops, 1e-12);
-        QVERIFY_NEAR(it->bytes, V * 1023 / 1024, 1e-12);
+        QVERIFY_NEAR(it->bytes, V * 2047 / 2048, 1e-12);
         const CollectiveUse &c = e.collectives[std::size_t(it->collective)];
         QVERIFY_NEAR(c.timeS / double(c.countPerStep), each, 1e-9);
-        QCOMPARE(it->bound, std::string("compute")); // 2048 tokens per chip > the critical 942
+        QCOMPARE(it->bound, std::string("compute")); // 2048 tokens per chip > the critical 892
     }
 
     // A collective's bound is the step cost's exposure, not a comparison of two times. The default
@@ -971,7 +972,7 @@ private slots:
     // The default plan already has one sequence per batch shard (fsdp 1024) and microbatch, so the
     // batch sweep starts at it: 4096 / context 2 = 2048 tokens per chip, then doubles up to 64x.
     // Its critical batch is the hand-derived gather time over forward time per token:
-    // 1.26778 ms / (444,604,416 FLOPs / (0.72 x 4.59e14)) = 942.36. The sweep never reaches it.
+    // 1.19975 ms / (444,604,416 FLOPs / (0.72 x 4.59e14)) = 891.78. The sweep never reaches it.
     void defaultPlanBatchSweep()
     {
         const Plan p = defaultPlan();
@@ -991,7 +992,7 @@ private slots:
         // One sequence per batch shard already: 512 sequences cannot fill 1024 shards.
         QVERIFY2(sweep->belowLimit.find("512 sequences cannot be split") != std::string::npos, sweep->belowLimit.c_str());
         QVERIFY(sweep->aboveLimit.empty());
-        const double gather = 2 * PureFsdpHand::P / 4 / (0.9 * 2 * 9e10 * (1.0 / 8 + 2)) + 25e-6;
+        const double gather = 2 * PureFsdpHand::P / 4 / (0.9 * 2 * 9e10 * (1.0 / 4 + 2)) + 26e-6;
         const double perToken = (2 * PureFsdpHand::P / 4 + 2.0 * 4096 * 16 * 256 / 2) / (0.72 * 4.59e14);
         QVERIFY_NEAR(sweep->bookCriticalX, gather / perToken, 1e-9);
         QCOMPARE(sweep->bookCriticalX, e.critical.fsdpTokensPerChip);
@@ -1001,7 +1002,7 @@ private slots:
     // pod's slice with its longest axis halved each time (16x16x32 -> 16x16x16 -> 8x16x16 ->
     // 8x8x16 -> 8x8x8), fsdp absorbing the change (tensor 4 x context 2 kept). All compute-bound,
     // so step time x chips stays put (within 0.5%: only the latency terms of the collectives do
-    // not scale). Its critical batch in chips: 1024 x 4096 x tensor 4 / 942.36.
+    // not scale). Its critical batch in chips: 1024 x 4096 x tensor 4 / 891.78.
     void defaultPlanChipSweep()
     {
         const Plan p = defaultPlan();
