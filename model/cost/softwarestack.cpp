@@ -59,6 +59,23 @@ constexpr double kLossBytesFused = 6.0;
 // reads: 4) and the backward's softmax-minus-one-hot into one read and write (2 + 2): 8 bytes.
 constexpr double kLossBytesXla = 8.0;
 
+// torchtitan's LLaMA block run eagerly (torch.compile off, its config's default): HBM bytes per
+// token and layer in the forward, counted from torchtitan@9dec370 torchtitan/models/llama/model.py
+// and models/norms.py with d = d_model, kv = the key/value width, f = d_ff. Each RMSNorm upcasts
+// (read 2d, write 4d), squares (4d + 4d), means (4d), scales (4d + 4d), casts back (4d + 2d) and
+// multiplies by its weight (2d + 2d): 36d, twice. The rotary embedding upcasts q and k, multiplies
+// them as complex numbers and casts back: 20 (d + kv). repeat_kv copies k and v out to all query
+// heads: 4 (d + kv); the attention output's transpose is made contiguous: 4d; two residual adds:
+// 12d; SiLU and the gate product: 10f. In all 112d + 24kv + 10f, which for LLaMA 3.1 8B/70B/405B
+// is 153d, 150d and 146d, against the 2 x 2 bytes x (2 norms x 2d + q, k, v + attention output +
+// the MLP's two halves) = 54d, 54d and 50.5d this model counts at a share of 1: 2.83, 2.78, 2.89.
+// Compiled (Inductor fuses each chain into one read and one write around the norms, the rotary
+// embedding and the SiLU) the same count comes to about 54d, the share of 1.0 the torch stacks were
+// left at. Measured: torchtitan's LLaMA 3.1 8B on 8 H100 runs 5,762 tokens/s per GPU eager and
+// 6,667 compiled (docs/performance.md, Table 1), 0.39 s a step, about what 1.8 shares more of the
+// layer's traffic cost at 2.4 TB/s (the page's HBM2e parts).
+constexpr double kTorchtitanEagerTraffic = 2.8;
+
 // The widest layer NeMo's recipes leave without tensor-parallel communication overlap (their
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
 constexpr double kNemoWidestWithoutOverlap = 4096.0;
@@ -98,12 +115,14 @@ double kernelHeadDim(const ModelSpec &model)
     return double(model.headDim);
 }
 
-double elementwiseTrafficShare(std::string_view stack)
+double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled)
 {
+    if (stack == "torchtitan")
+        return compiled.value_or(false) ? 1.0 : kTorchtitanEagerTraffic;
     // Composer/llm-foundry, DeepSpeed and torchtitan run PyTorch eagerly by default (torchtitan's
     // torch.compile is an opt-in flag, llm-foundry's benchmark configs do not compile): each norm,
     // activation and residual add reads its input from HBM and writes its output back.
-    if (stack == "composer" || stack == "deepspeed" || stack == "torchtitan")
+    if (stack == "composer" || stack == "deepspeed")
         return 1.0;
     // XLA (MaxText) fuses elementwise chains into the neighbouring matmuls and reductions, and
     // Megatron/NeMo call fused kernels (bias-GeLU, bias-dropout-add, Transformer Engine's
@@ -112,12 +131,14 @@ double elementwiseTrafficShare(std::string_view stack)
     return 0.5;
 }
 
-double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused)
+double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused,
+                         std::optional<bool> compiled)
 {
     if (chip.isTpu() || stack == "maxtext")
         return kLossBytesXla;
     // Unfused by default: Megatron-LM, Megatron-DeepSpeed and eager torchtitan.
-    const bool unfusedByDefault = stack == "megatron" || stack == "deepspeed" || stack == "torchtitan";
+    const bool unfusedByDefault = stack == "megatron" || stack == "deepspeed"
+                                  || (stack == "torchtitan" && !compiled.value_or(false));
     if (fused.value_or(!unfusedByDefault))
         return kLossBytesFused;
     const bool megatronLoss = stack == "megatron" || stack == "deepspeed" || stack == "nemo";

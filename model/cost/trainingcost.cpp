@@ -152,8 +152,10 @@ public:
         m_options.mode = mode;
         // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
         const bool ideal = mode == CostMode::Ideal;
-        m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack);
-        m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion);
+        m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, plan.training.compile);
+        m_lossBytes = ideal ? 0.0
+                            : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion,
+                                                plan.training.compile);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
                              || (!ideal && m_d.tensor > 1 && shardsActivationsOverTensor(m_chip, plan.training.stack));

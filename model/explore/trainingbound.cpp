@@ -42,7 +42,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     const ModelSpec &m = plan.model;
     if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack);
+    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack, plan.training.compile);
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
     if (eightBit && !chip.isTpu())
@@ -283,7 +283,8 @@ TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, 
     // streaming the logits through HBM as the stack's kernels do.
     const double lossBytes = m_mode == CostMode::Ideal
                                  ? 0.0
-                                 : lossBytesPerLogit(m_plan.topology.chip(), m_plan.training.stack, m_plan.training.lossFusion);
+                                 : lossBytesPerLogit(m_plan.topology.chip(), m_plan.training.stack,
+                                                     m_plan.training.lossFusion, m_plan.training.compile);
     const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16
                               + lossBytes * double(m.vocab) / tp * out.tokens / m_hbm;
     const auto stageTime = [&](int s) {

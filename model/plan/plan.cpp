@@ -265,6 +265,8 @@ void readWorkload(const json &o, Plan &plan)
         t.trainTokens = jf::integerOr(o, "train_tokens", path, 1, std::int64_t(1) << 62, 0);
         if (jf::has(o, "loss_fusion"))
             t.lossFusion = jf::boolean(o, "loss_fusion", path, false);
+        if (jf::has(o, "compile"))
+            t.compile = jf::boolean(o, "compile", path, false);
     } else if (kind == "inference") {
         plan.kind = WorkloadKind::Inference;
         InferenceSpec &i = plan.inference;
@@ -390,6 +392,8 @@ json planToJson(const Plan &plan)
             workload["train_tokens"] = t.trainTokens;
         if (t.lossFusion)
             workload["loss_fusion"] = *t.lossFusion;
+        if (t.compile)
+            workload["compile"] = *t.compile;
     } else {
         const InferenceSpec &i = plan.inference;
         workload = {{"kind", "inference"},

@@ -389,6 +389,35 @@ private slots:
         QCOMPARE(loss->currentIndex(), 2);
     }
 
+    // torch.compile is chosen in the inspector: DeepSeek-V3 under torchtitan runs eager (the
+    // stack's default); "compiled" fuses its blocks' elementwise work, so the step shrinks;
+    // "stack's default" removes the key again; each choice is one undo step.
+    void choosingTorchCompile()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/deepseek-v3-h100-2048.meshplan")));
+        auto *stack = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/stack"));
+        auto *compile = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/compile"));
+        QVERIFY(stack && compile);
+        const int torchtitan = stack->findData(QStringLiteral("torchtitan"));
+        QVERIFY(torchtitan > 0);
+        stack->setCurrentIndex(torchtitan);
+        emit stack->activated(torchtitan);
+        QCOMPARE(compile->currentIndex(), 0);
+        const double eager = doc().evaluation().value().step.time;
+        compile->setCurrentIndex(1);
+        emit compile->activated(1);
+        QVERIFY(doc().json().at("workload").at("compile") == json(true));
+        QCOMPARE(doc().plan().training.compile, std::optional<bool>(true));
+        QVERIFY(doc().evaluation().value().step.time < eager);
+        compile->setCurrentIndex(0);
+        emit compile->activated(0);
+        QVERIFY(!doc().json().at("workload").contains("compile"));
+        QCOMPARE(doc().evaluation().value().step.time, eager);
+        doc().undoStack()->undo();
+        QCOMPARE(doc().plan().training.compile, std::optional<bool>(true));
+        QCOMPARE(compile->currentIndex(), 1);
+    }
+
     // A remat object ({"save": [...]}) has no entry among the named policies: the combo says
     // "custom (in the file)" (an entry that cannot be picked) instead of keeping the previous
     // plan's choice on show; choosing a named policy replaces the object, and undo brings it back.

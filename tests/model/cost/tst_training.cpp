@@ -722,6 +722,39 @@ private slots:
         QVERIFY_NEAR(eager.step.compute - fused.step.compute, traffic, 1e-9);
     }
 
+    // torchtitan run eagerly upcasts its norms and rotary embedding to fp32 op by op: 2.8 shares of
+    // the layer's traffic (counted in softwarestack.cpp), against 1.0 compiled. The loss is pinned
+    // so that only the blocks differ; absent, workload.compile is torchtitan's default, eager, and
+    // the compiled plan's loss defaults to the fused kernel.
+    void torchtitanEagerBlocksMoveMoreBytes()
+    {
+        json compiled = kernelPlan("a100-80gb", "torchtitan");
+        compiled["workload"]["loss_fusion"] = false;
+        json eager = compiled;
+        compiled["workload"]["compile"] = true;
+        eager["workload"]["compile"] = false;
+        const Evaluation c = run(compiled, CostMode::Achievable);
+        const Evaluation e = run(eager, CostMode::Achievable);
+        const double traffic = 4.0 * 3.0 * 2.0 * 1.8 * 40960.0 * 8192.0 * 2.0 / (0.85 * 2.039e12);
+        QVERIFY_NEAR(e.step.compute - c.step.compute, traffic, 1e-9);
+        json absent = eager;
+        absent["workload"].erase("compile");
+        QCOMPARE(run(absent, CostMode::Achievable).step.time, e.step.time);
+        // The loss follows compile when loss_fusion is absent: 48 bytes per logit eager, 6 compiled.
+        compiled["workload"].erase("loss_fusion");
+        eager["workload"].erase("loss_fusion");
+        QVERIFY_NEAR(operation(run(eager, CostMode::Achievable), "loss (softmax cross-entropy)").bytes,
+                     48.0 * 8192 * 1024, 1e-12);
+        QVERIFY_NEAR(operation(run(compiled, CostMode::Achievable), "loss (softmax cross-entropy)").bytes,
+                     6.0 * 8192 * 1024, 1e-12);
+        // Other stacks ignore it; the ideal model has no elementwise traffic at all.
+        json megatron = kernelPlan("a100-80gb", "megatron");
+        const double plain = run(megatron, CostMode::Achievable).step.time;
+        megatron["workload"]["compile"] = false;
+        QCOMPARE(run(megatron, CostMode::Achievable).step.time, plain);
+        QCOMPARE(run(eager).step.time, run(compiled).step.time);
+    }
+
     // A weight matmul runs at K / (K + K0) of the large-K rate for each pass's reduction depth
     // (H100 bf16: K0 = 137, from OpenXLA's matmul table; chips.json). The output projection of
     // the small kernel plan: forward over heads x head_dim = 2048, input gradient over d = 2048,

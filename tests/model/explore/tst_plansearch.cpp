@@ -344,6 +344,11 @@ void TestPlanSearch::boundsBelowEvaluation_data()
         QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ideal, ") + stack).c_str())
             << QByteArray::fromStdString(unfused.dump()) << 1;
     }
+    // torchtitan compiled: its blocks' traffic and its loss both drop (eager is the row above).
+    json compiled = trainingPlan(tinyDense(), smallGpu(1, 4), 8, 4096);
+    compiled["workload"]["stack"] = "torchtitan";
+    compiled["workload"]["compile"] = true;
+    QTest::newRow("dense, 4 GPUs, torchtitan compiled") << QByteArray::fromStdString(compiled.dump()) << 0;
 }
 
 void TestPlanSearch::boundsBelowEvaluation()

@@ -447,6 +447,7 @@ private slots:
         row("train_tokens zero", R"({"workload": {"train_tokens": 0}})", "parse", "workload.train_tokens");
         row("train_tokens fractional", R"({"workload": {"train_tokens": 1500.5}})", "parse", "workload.train_tokens");
         row("loss_fusion not a boolean", R"({"workload": {"loss_fusion": "te"}})", "parse", "workload.loss_fusion");
+        row("compile not a boolean", R"({"workload": {"compile": "inductor"}})", "parse", "workload.compile");
         row("degree product mismatch", R"({"parallelism": {"fsdp": 512}})", "any", "parallelism", "8192");
         row("tensor does not divide heads", R"({"parallelism": {"tensor": 128, "fsdp": 32}})", "evaluate",
             "parallelism.tensor", "64");
@@ -770,6 +771,22 @@ private slots:
             QVERIFY2(plan, plan ? "" : plan.error().toString().c_str());
             QCOMPARE(plan->training.lossFusion, std::optional<bool>(fused));
             QVERIFY(planToJson(*plan)["workload"]["loss_fusion"] == json(fused));
+        }
+    }
+
+    // workload.compile, likewise: absent stays absent (the stack's default), given round-trips.
+    void compileRoundTrips()
+    {
+        const auto absent = parsePlan(invariantPlan());
+        QVERIFY(absent && !absent->training.compile);
+        QVERIFY(!planToJson(*absent)["workload"].contains("compile"));
+        for (const bool compiled : {true, false}) {
+            json doc = invariantPlan();
+            doc["workload"]["compile"] = compiled;
+            const auto plan = parsePlan(doc);
+            QVERIFY2(plan, plan ? "" : plan.error().toString().c_str());
+            QCOMPARE(plan->training.compile, std::optional<bool>(compiled));
+            QVERIFY(planToJson(*plan)["workload"]["compile"] == json(compiled));
         }
     }
 
