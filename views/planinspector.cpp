@@ -285,10 +285,10 @@ PlanInspector::PlanInspector(QWidget *parent)
     compile->addItem(tr("compiled"), QStringLiteral("compiled"));
     compile->addItem(tr("eager"), QStringLiteral("eager"));
     addField(tf, tr("torch.compile"), "/workload/compile", compile,
-             tr("Whether a PyTorch stack compiles its blocks: compiled, the norms, rotary embedding and activations "
-                "run as fused kernels; eager (torchtitan's default), each op upcasts to fp32 and makes its own trip "
-                "through HBM, about 2.8 times the traffic. A compiled torchtitan plan compiles its loss too. Other "
-                "stacks are priced as they are whatever is chosen here."),
+             tr("Whether torchtitan compiles its blocks: compiled, the norms, rotary embedding and activations run "
+                "as fused kernels; eager (its default), each op upcasts to fp32 and makes its own trip through HBM, "
+                "about three times the bytes. A compiled plan compiles its loss too. Other stacks are priced as they "
+                "are whatever is chosen here."),
              [compile](const json &v) { compile->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0); });
     connect(compile, &QComboBox::activated, this, [this, compile] {
         const QString choice = compile->currentData().toString();

@@ -51,7 +51,9 @@ QString roleDescription(model::Role role)
                                                    "routed with two all-to-alls per MoE layer.");
     case model::Role::Context:
         return QCoreApplication::translate("Role", "Context (sequence) parallelism: the sequence split across the "
-                                                   "group; keys and values passed around a ring in attention.");
+                                                   "group; keys and values passed around a ring in attention. "
+                                                   "The group holds the same weights, so ZeRO shards them over it "
+                                                   "as over data.");
     }
     return {};
 }

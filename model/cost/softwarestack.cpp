@@ -46,8 +46,8 @@ constexpr double kLossBytesMegatron = 52.0;
 // the upcast (2 + 4), log_softmax (three reads and a write of fp32: 16), the NLL backward's dense
 // zero-filled gradient (4), log_softmax's backward (three reads and a write: 16) and the cast back
 // (4 + 2): 48 bytes. llm-foundry's 'torch_crossentropy' is the same. torchtitan wraps the loss in
-// torch.compile when training.compile is on (components/loss.py, build_cross_entropy_loss): such a
-// plan says "loss_fusion": true.
+// torch.compile when training.compile is on (components/loss.py, build_cross_entropy_loss), so a
+// plan with "compile": true gets the fused loss unless its loss_fusion says otherwise.
 constexpr double kLossBytesTorch = 48.0;
 // One-pass fused kernels over bf16 logits: Transformer Engine's Triton cross entropy, which
 // NeMo's model configs select (cross_entropy_loss_fusion with cross_entropy_fusion_impl "te"),
@@ -59,22 +59,25 @@ constexpr double kLossBytesFused = 6.0;
 // reads: 4) and the backward's softmax-minus-one-hot into one read and write (2 + 2): 8 bytes.
 constexpr double kLossBytesXla = 8.0;
 
-// torchtitan's LLaMA block run eagerly (torch.compile off, its config's default): HBM bytes per
-// token and layer in the forward, counted from torchtitan@9dec370 torchtitan/models/llama/model.py
-// and models/norms.py with d = d_model, kv = the key/value width, f = d_ff. Each RMSNorm upcasts
-// (read 2d, write 4d), squares (4d + 4d), means (4d), scales (4d + 4d), casts back (4d + 2d) and
-// multiplies by its weight (2d + 2d): 36d, twice. The rotary embedding upcasts q and k, multiplies
-// them as complex numbers and casts back: 20 (d + kv). repeat_kv copies k and v out to all query
-// heads: 4 (d + kv); the attention output's transpose is made contiguous: 4d; two residual adds:
-// 12d; SiLU and the gate product: 10f. In all 112d + 24kv + 10f, which for LLaMA 3.1 8B/70B/405B
-// is 153d, 150d and 146d, against the 2 x 2 bytes x (2 norms x 2d + q, k, v + attention output +
-// the MLP's two halves) = 54d, 54d and 50.5d this model counts at a share of 1: 2.83, 2.78, 2.89.
-// Compiled (Inductor fuses each chain into one read and one write around the norms, the rotary
-// embedding and the SiLU) the same count comes to about 54d, the share of 1.0 the torch stacks were
-// left at. Measured: torchtitan's LLaMA 3.1 8B on 8 H100 runs 5,762 tokens/s per GPU eager and
-// 6,667 compiled (docs/performance.md, Table 1), 0.39 s a step, about what 1.8 shares more of the
-// layer's traffic cost at 2.4 TB/s (the page's HBM2e parts).
-constexpr double kTorchtitanEagerTraffic = 2.8;
+// torchtitan's LLaMA block, eager (torch.compile off, its config's default) and compiled: HBM bytes
+// per token and layer in the forward, counted from torchtitan@9dec370 torchtitan/models/llama/
+// model.py and models/norms.py with d = d_model, kv = the key/value width, f = d_ff. Eager: each
+// RMSNorm upcasts (read 2d, write 4d), squares (4d + 4d), means (4d), scales (4d + 4d), casts back
+// (4d + 2d) and multiplies by its weight (2d + 2d): 36d, twice; the rotary embedding upcasts q and
+// k, multiplies them as complex numbers and casts back: 20 (d + kv); repeat_kv copies k and v out
+// to all query heads: 4 (d + kv); the attention output's transpose is made contiguous: 4d; two
+// residual adds: 12d; SiLU and the gate product: 10f. In all 112d + 24kv + 10f. Compiled, Inductor
+// fuses each residual add into the norm after it (read 4d, write 4d: 16d for the two), the rotary
+// embedding into one pass over q and k (4 (d + kv)), and SiLU with the gate product (read 4f, write
+// 2f); the expanded k and v (4d) and the output transpose (4d) are still written: 24d + 4 (d + kv)
+// + 6f. This model counts 2 x 2 bytes x (2 norms x 2d + q, k, v + attention output + the gated
+// MLP's 3f) = 24d + 8kv + 12f at a share of 1. For LLaMA 3.1 8B (kv = d/4, f = 3.5d) that is 153d
+// eager and 50d compiled against 68d: 2.25 and 0.74 (70B: 2.24 and 0.74; 405B: 2.30 and 0.77).
+// Measured: torchtitan's LLaMA 3.1 8B on 8 H100 runs 5,762 tokens/s per GPU eager and 6,667
+// compiled (docs/performance.md, Table 1), 0.39 s a step; the counted 1.5 shares price 0.32 s of
+// it at the page's 2.4 TB/s HBM2e.
+constexpr double kTorchtitanEagerTraffic = 2.25;
+constexpr double kTorchtitanCompiledTraffic = 0.74;
 
 // The widest layer NeMo's recipes leave without tensor-parallel communication overlap (their
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
@@ -118,10 +121,10 @@ double kernelHeadDim(const ModelSpec &model)
 double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled)
 {
     if (stack == "torchtitan")
-        return compiled.value_or(false) ? 1.0 : kTorchtitanEagerTraffic;
-    // Composer/llm-foundry, DeepSpeed and torchtitan run PyTorch eagerly by default (torchtitan's
-    // torch.compile is an opt-in flag, llm-foundry's benchmark configs do not compile): each norm,
-    // activation and residual add reads its input from HBM and writes its output back.
+        return compiled.value_or(false) ? kTorchtitanCompiledTraffic : kTorchtitanEagerTraffic;
+    // Composer/llm-foundry and DeepSpeed run PyTorch eagerly (llm-foundry's benchmark configs do
+    // not compile): each norm, activation and residual add reads its input from HBM and writes its
+    // output back.
     if (stack == "composer" || stack == "deepspeed")
         return 1.0;
     // XLA (MaxText) fuses elementwise chains into the neighbouring matmuls and reductions, and

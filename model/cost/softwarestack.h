@@ -26,10 +26,11 @@ double kernelHeadDim(const ModelSpec &model);
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
-/// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel, more
-/// where the eager ops upcast to fp32 (torchtitan's norms and rotary embedding). `compiled` is the
-/// plan's workload.compile (absent: the stack's default).
-double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled = std::nullopt);
+/// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;
+/// torchtitan's counted from its LLaMA block, eager (2.25: its norms and rotary embedding upcast
+/// to fp32 op by op) or compiled (0.74). `compiled` is the plan's workload.compile (absent: the
+/// stack's default, eager); only torchtitan reads it.
+double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled);
 
 /// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
 /// forward and backward: the passes its loss kernels make over the [tokens, vocab / TP] logits.
@@ -37,7 +38,7 @@ double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compi
 /// (absent) what the stack does by default. XLA fuses it on TPUs and under MaxText whatever the
 /// plan says. A compiled torchtitan plan (`compiled`, workload.compile) compiles its loss too.
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused,
-                         std::optional<bool> compiled = std::nullopt);
+                         std::optional<bool> compiled);
 
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between
 /// the tensor-parallel matmuls whatever the plan's sequence_parallel says (MaxText's logical axis

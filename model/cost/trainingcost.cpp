@@ -765,7 +765,8 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
             + " + naive_passes * score_elements * tokens * flow_bytes / " + hbmRate() + " + cast_bytes / 3 * linear_inputs * tokens / "
             + hbmRate() + " + launch_s * kernels",
         {{"elementwise_traffic", m_elementwiseTraffic, "",
-          "share of the layer's intermediates that make an HBM round trip under this software stack (0 in the ideal model)"},
+          "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan, workload.compile); "
+          "0 in the ideal model"},
          {"elementwise_elements", c.elementwise, "", "intermediate elements per token: norms, q/k/v, attention output, MLP activations"},
          tokensValue,
          {"flow_bytes", m_flowBytes, "", "bytes per activation element between kernels"},
@@ -873,7 +874,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
     m_why.record("memory_per_chip.grads", mem.grads, "weights * grad_bytes / (fsdp * data_shards)",
                  {elementsValue, {"grad_bytes", bytesPerElement(m_train.gradDtype), "", "plan: training.grad_dtype"},
                   fsdpValue, dataShards(2)},
-                 "Gradients have the weights' shape; ZeRO-2 and above shard them over the data axis too.", "5",
+                 "Gradients have the weights' shape; ZeRO-2 and above shard them over the data (and context) axes too.", "5",
                  "FSDP / ZeRO");
     const double states = optimizerStates();
     m_why.record("memory_per_chip.optimizer", mem.optimizer,
@@ -1190,7 +1191,7 @@ std::optional<Error> TrainingCost::run()
         m_why.term("loss_s", lossTime, "loss_bytes * vocab / tensor * tokens / " + hbmRate(),
                    {{"loss_bytes", m_lossBytes, "",
                      "HBM bytes per logit per step of the cross-entropy kernels (the passes they make over the logits): the "
-                     "stack's, or a fused or unfused loss as the plan's loss_fusion says"},
+                     "stack's, or a fused or unfused loss as the plan's loss_fusion (or a compiled torchtitan plan) says"},
                     {"vocab", double(m.vocab), "", "model: vocabulary size"},
                     {"tensor", tp, "", "plan: tensor-parallel degree (splits the vocabulary)"},
                     {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},

@@ -88,8 +88,8 @@ struct TrainingSpec {
     /// workload.loss_fusion: whether the loss runs as one fused kernel over the logits (true) or
     /// as the framework's unfused fp32 ops (false); absent, what the stack does by default.
     std::optional<bool> lossFusion;
-    /// workload.compile: whether a PyTorch stack compiles its blocks (torch.compile) or runs them
-    /// eagerly; absent, the stack's default (torchtitan: eager). No effect on other stacks.
+    /// workload.compile: whether torchtitan compiles its blocks (torch.compile) or runs them
+    /// eagerly; absent, its default (eager). Only torchtitan reads it.
     std::optional<bool> compile;
 };
 
