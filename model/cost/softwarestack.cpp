@@ -72,7 +72,7 @@ constexpr double kLossBytesXla = 8.0;
 // 2f); the expanded k and v (4d) and the output transpose (4d) are still written: 24d + 4 (d + kv)
 // + 6f. This model counts 2 x 2 bytes x (2 norms x 2d + q, k, v + attention output + the gated
 // MLP's 3f) = 24d + 8kv + 12f at a share of 1. For LLaMA 3.1 8B (kv = d/4, f = 3.5d) that is 153d
-// eager and 50d compiled against 68d: 2.25 and 0.74 (70B: 2.24 and 0.74; 405B: 2.30 and 0.77).
+// eager and 50d compiled against 68d: 2.25 and 0.74 (70B: 2.24 and 0.74; 405B: 2.30 and 0.75).
 // Measured: torchtitan's LLaMA 3.1 8B on 8 H100 runs 5,762 tokens/s per GPU eager and 6,667
 // compiled (docs/performance.md, Table 1), 0.39 s a step; the counted 1.5 shares price 0.32 s of
 // it at the page's 2.4 TB/s HBM2e.
