@@ -335,14 +335,18 @@ void TestPlanSearch::boundsBelowEvaluation_data()
     maxtext["workload"]["stack"] = "maxtext";
     QTest::newRow("moe, v5e 2x4, maxtext") << QByteArray::fromStdString(maxtext.dump()) << 0;
     // The unfused fp32 loss (Megatron's 52 bytes per logit, eager PyTorch's 48) on the last stage.
+    // The sanitizer build walks the same code with eager torchtitan alone.
     for (const char *stack : {"megatron", "torchtitan"}) {
+        if (kSanitized && std::string(stack) == "megatron")
+            continue;
         json unfused = trainingPlan(tinyDense(), smallGpu(1, 4), 8, 4096);
         unfused["workload"]["stack"] = stack;
         unfused["workload"]["loss_fusion"] = false;
         QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ") + stack).c_str())
             << QByteArray::fromStdString(unfused.dump()) << 0;
-        QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ideal, ") + stack).c_str())
-            << QByteArray::fromStdString(unfused.dump()) << 1;
+        if (!kSanitized)
+            QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ideal, ") + stack).c_str())
+                << QByteArray::fromStdString(unfused.dump()) << 1;
     }
     // torchtitan compiled: its blocks' traffic and its loss both drop (eager is the row above).
     json compiled = trainingPlan(tinyDense(), smallGpu(1, 4), 8, 4096);
