@@ -262,39 +262,20 @@ PlanInspector::PlanInspector(QWidget *parent)
         const QString name = stack->currentData().toString();
         emit fieldEdited(tr("Set software stack"), "/workload/stack", name.isEmpty() ? json() : json(name.toStdString()), -1);
     });
-    // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion);
-    // "stack's default" removes the key.
-    auto *loss = new QComboBox(m_training);
-    loss->addItem(tr("stack's default"), QString());
-    loss->addItem(tr("fused kernel"), QStringLiteral("fused"));
-    loss->addItem(tr("unfused (fp32 ops)"), QStringLiteral("unfused"));
-    addField(tf, tr("Loss"), "/workload/loss_fusion", loss,
-             tr("How the softmax cross-entropy reads the logits: a fused kernel (Megatron's --cross-entropy-loss-fusion "
-                "with Transformer Engine, a compiled loss) moves about 6 bytes per logit per step, the framework's "
-                "unfused fp32 ops about 50. It matters for small models with large vocabularies. XLA (TPUs, MaxText) "
-                "fuses the loss whatever is chosen here."),
-             [loss](const json &v) { loss->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0); });
-    connect(loss, &QComboBox::activated, this, [this, loss] {
-        const QString choice = loss->currentData().toString();
-        emit fieldEdited(tr("Set loss kernel"), "/workload/loss_fusion",
-                         choice.isEmpty() ? json() : json(choice == QLatin1String("fused")), -1);
-    });
-    // torch.compile on or off (workload.compile); "stack's default" removes the key.
-    auto *compile = new QComboBox(m_training);
-    compile->addItem(tr("stack's default"), QString());
-    compile->addItem(tr("compiled"), QStringLiteral("compiled"));
-    compile->addItem(tr("eager"), QStringLiteral("eager"));
-    addField(tf, tr("torch.compile"), "/workload/compile", compile,
-             tr("Whether torchtitan compiles its blocks: compiled, the norms, rotary embedding and activations run "
-                "as fused kernels; eager (its default), each op upcasts to fp32 and makes its own trip through HBM, "
-                "about three times the bytes. A compiled plan compiles its loss too. Other stacks are priced as they "
-                "are whatever is chosen here."),
-             [compile](const json &v) { compile->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0); });
-    connect(compile, &QComboBox::activated, this, [this, compile] {
-        const QString choice = compile->currentData().toString();
-        emit fieldEdited(tr("Set torch.compile"), "/workload/compile",
-                         choice.isEmpty() ? json() : json(choice == QLatin1String("compiled")), -1);
-    });
+    // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion).
+    optionalBoolField(tf, tr("Loss"), "/workload/loss_fusion", tr("fused kernel"), tr("unfused (fp32 ops)"),
+                      tr("How the softmax cross-entropy reads the logits: a fused kernel (Megatron's "
+                         "--cross-entropy-loss-fusion with Transformer Engine, a compiled loss) moves about 6 bytes per "
+                         "logit per step, the framework's unfused fp32 ops about 50. It matters for small models with "
+                         "large vocabularies. XLA (TPUs, MaxText) fuses the loss whatever is chosen here."),
+                      tr("Set loss kernel"));
+    // torch.compile on or off (workload.compile).
+    optionalBoolField(tf, tr("torch.compile"), "/workload/compile", tr("compiled"), tr("eager"),
+                      tr("Whether torchtitan compiles its blocks: compiled, the norms, rotary embedding and activations "
+                         "run as fused kernels; eager (its default), each op upcasts to fp32 and makes its own trip "
+                         "through HBM, about three times the bytes. A compiled plan compiles its loss too. Other stacks "
+                         "are priced as they are whatever is chosen here."),
+                      tr("Set torch.compile"));
     // The whole run (workload.train_tokens), in billions: the summary then gives days and cost
     // to train. "none" removes the key.
     auto *trainTokens = new QDoubleSpinBox(m_training);
@@ -381,6 +362,21 @@ void PlanInspector::addField(QFormLayout *form, const QString &label, const std:
     if (form)
         form->addRow(label, editor);
     m_fields.push_back({pointer, editor, std::move(show)});
+}
+
+void PlanInspector::optionalBoolField(QFormLayout *form, const QString &label, const std::string &pointer,
+                                      const QString &whenTrue, const QString &whenFalse, const QString &toolTip,
+                                      const QString &undoText)
+{
+    auto *combo = new QComboBox(m_training);
+    combo->addItem(tr("stack's default"));
+    combo->addItem(whenTrue);
+    combo->addItem(whenFalse);
+    addField(form, label, pointer, combo, toolTip,
+             [combo](const json &v) { combo->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0); });
+    connect(combo, &QComboBox::activated, this, [this, pointer, undoText](int index) {
+        emit fieldEdited(undoText, pointer, index == 0 ? json() : json(index == 1), -1);
+    });
 }
 
 QSpinBox *PlanInspector::intEditor(const QString &label, const std::string &pointer, int min, int max)

@@ -75,6 +75,10 @@ private:
                   const QString &toolTip, std::function<void(const nlohmann::json &)> show);
     QSpinBox *intEditor(const QString &label, const std::string &pointer, int min, int max);
     QComboBox *choiceEditor(const QString &label, const std::string &pointer, const QStringList &choices);
+    /// An optional boolean key as a combo: "stack's default" (the key removed), then `whenTrue`
+    /// and `whenFalse`; each choice is one undoable edit named `undoText`.
+    void optionalBoolField(QFormLayout *form, const QString &label, const std::string &pointer, const QString &whenTrue,
+                           const QString &whenFalse, const QString &toolTip, const QString &undoText);
     void emitHardware();
     void emitChip();
     /// The editor of a field or degree by JSON pointer ("/parallelism/tensor" too).
