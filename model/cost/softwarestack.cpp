@@ -187,6 +187,44 @@ bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)
     return stack == "maxtext" || stack == "torchtitan";
 }
 
+ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack)
+{
+    ContextParallelRing ring;
+    if (chip.isTpu() || stack != "torchtitan")
+        return ring;
+    // torchtitan's context parallelism is PyTorch's (torch.distributed.tensor.experimental
+    // context_parallel, _templated_ring_attention and its backward), counted at torchtitan
+    // 9dec370 / torch 1963fc8 and unchanged in later PyTorch:
+    // - its LLaMA attention repeats the KV heads to the query heads before calling SDPA
+    //   (torchtitan/models/llama/model.py, repeat_kv), so the ring moves every head's keys and values;
+    // - the rotate method defaults to "allgather" (config_manager.py,
+    //   experimental.context_parallel_rotate_method): _AllGatherRotater gathers every rank's keys
+    //   and values once and the loop waits for them at its second block;
+    // - the key/value gradients are accumulated in fp32 (_ContextParallelOptions.convert_to_f32)
+    //   and sent to the next rank after every block (an ALL_TO_ALL rotater, whatever the rotate
+    //   method);
+    // - each block's output is merged in eager ops in fp32 (_SDPAMerger): to(fp32) 2+4 bytes,
+    //   out - block_out 4+4+4, sigmoid x difference 4+4, out - that 4+4+4: 38 bytes per output
+    //   element for every block after the first on the rank that merges them all in full (the
+    //   last; the others update half the output and re-concatenate it, 27 bytes), and 6 + 6 bytes
+    //   for the first block's upcast and the final downcast; keys and values are copied into the
+    //   send buffer (torch.cat, 2+2 bytes) before every block but the last, and once made
+    //   contiguous;
+    // - the backward adds each block's query gradient into an fp32 buffer (4+2+4 bytes) and its
+    //   key/value gradients into the received fp32 buffer (a half-chunk add and a torch.cat on the
+    //   last rank: 13 bytes), re-concatenates them for sending (4+4) and copies keys and values
+    //   for the next rank (2+2): 10 bytes per query and 25 per key/value element each block, plus
+    //   zero-filling (4) and the final downcasts (4+2).
+    ring.gathersOnce = true;
+    ring.expandsKeyValueHeads = true;
+    ring.keyValueGradientBytes = 4.0;
+    ring.forwardOutput = {38.0, 12.0};
+    ring.forwardKeyValue = {4.0, 4.0};
+    ring.backwardQuery = {10.0, 10.0};
+    ring.backwardKeyValue = {25.0, 10.0};
+    return ring;
+}
+
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack)
 {
     // MaxText's run scripts start XLA with async collective fusion and compute/collective overlap

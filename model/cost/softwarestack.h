@@ -59,6 +59,40 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
 /// MaxText runs it on TPUs). The forward's collectives stay on the critical path.
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack);
 
+/// HBM bytes per element that a context-parallel attention implementation moves beside its
+/// kernels: for `perBlock` each block of the ring (one per context rank) and `fixed` once a pass.
+struct RingBytes {
+    double perBlock = 0;
+    double fixed = 0;
+    double total(double blocks) const { return perBlock * blocks + fixed; }
+};
+
+/// How a stack runs context-parallel attention where it differs from the ring the model prices by
+/// default: keys and values passed from rank to rank, each pass hidden behind one block's
+/// attention, partial outputs merged inside the kernels. Counted from the stack's code.
+struct ContextParallelRing {
+    /// Keys and values are all-gathered once and waited for after the first (diagonal) block:
+    /// only that block's attention hides the gather, in the forward and again in the backward.
+    bool gathersOnce = false;
+    /// Keys and values carry every query head (repeated before the attention call).
+    bool expandsKeyValueHeads = false;
+    /// Bytes per element of the key/value gradients each rank sends on after every block of the
+    /// backward (accumulated in fp32); the next block waits for the previous one's, the last is
+    /// waited for after the loop. 0: the default ring's reduce-scatter prices them.
+    double keyValueGradientBytes = 0;
+    /// Forward: merging each further block's output (and log-sum-exp) into the running output,
+    /// per attention-output element; copying keys and values into the send buffer, per element.
+    RingBytes forwardOutput;
+    RingBytes forwardKeyValue;
+    /// Backward: accumulating each block's query and key/value gradients, per element.
+    RingBytes backwardQuery;
+    RingBytes backwardKeyValue;
+};
+
+/// The context-parallel attention `stack` runs on `chip`; a default-constructed value (the ring
+/// the model prices) for stacks that run Transformer Engine's or XLA's, and on TPUs.
+ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack);
+
 /// The share of the chip's matmul rate a serving stack's routed-expert matmuls run at: the
 /// chip's legacy_kernel_share where the stack's grouped-GEMM kernels for `compute` are built for
 /// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.

@@ -44,6 +44,10 @@ std::string overlapRule(const std::string &purpose)
     if (purpose.rfind("expert", 0) == 0 && purpose.find("gradients") == std::string::npos)
         return "every all-to-all waits for its tokens, unless DualPipe or expert_overlap runs another microbatch's "
                "compute beside it; then only what outlasts the MoE layer's forward, backward and recompute shows";
+    if (purpose.rfind("context", 0) == 0 && purpose.find("(") != std::string::npos)
+        return "PyTorch's context parallelism gathers the keys and values once and waits for them at the second block, "
+               "so only the first block's attention hides the gather; each block's fp32 key/value gradients are hidden "
+               "by the next block's backward, and the last is waited for";
     if (purpose.rfind("context", 0) == 0)
         return "the ring passes keys and values while the attention core computes: only what outlasts it shows";
     if (purpose.rfind("fsdp", 0) == 0)
@@ -171,6 +175,7 @@ private:
     LayerCost layerCost(bool moe) const;
     /// Chooses the attention kernel and the rates of its passes (and the fp8 recipe's bf16 parts).
     void setKernelRates(bool ideal);
+    void chargeContextRingTraffic();
     double attnCoreTime(const LayerCost &c) const { return c.attnCoreFlops * m_tokensMb / m_attnFwdRate; }
     double attnBackwardTime(const LayerCost &c) const
     {
@@ -281,6 +286,9 @@ private:
     double m_attnFwdRate = 0;        ///< FLOPs/s of the attention core's forward pass
     double m_attnBwdRate = 0;        ///< ... and of its backward pass
     double m_attnBackwardFactor = kBackwardFactor; ///< backward FLOPs over forward FLOPs as the kernel runs them
+    ContextParallelRing m_ring;      ///< the stack's context-parallel attention, where it differs from the ring
+    double m_ringForwardShare = 1;   ///< the attention kernels' share of the core's time under that ring ...
+    double m_ringBackwardShare = 1;  ///< ... forward and backward (the rest merges and accumulates blocks)
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
     /// Tensor-parallel collectives beside the matmuls: asked for by the plan, or done by the stack.
     bool m_tensorOverlap = false;
@@ -739,6 +747,11 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
     const double tokens = m_tokensMb;
     const DerivationValue tokensValue{"tokens", tokens, "terms.tokens_per_microbatch", ""};
     const std::string kernel = m_train.flashAttention ? "the flash attention kernel's" : "naive attention's";
+    const auto ringNote = [](double share) {
+        return share < 1.0 ? "; x " + formatShare(share)
+                                 + " for the context-parallel blocks' merges and fp32 gradient sums in eager ops"
+                           : std::string();
+    };
     const std::string attention = m_why.term(
         prefix + "_attention_forward_s", attnCoreTime(c), "attention_flops * tokens / attention_rate",
         {{"attention_flops", c.attnCoreFlops, "",
@@ -746,7 +759,8 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
          tokensValue,
          {"attention_rate", m_attnFwdRate, "",
           m_options.mode == CostMode::Ideal ? "the book's ideal model: the matmul peak"
-                                            : kernel + " forward FLOPs/s at this sequence length and head dim (benchmark curves, derated like the matmuls)"}},
+                                            : kernel + " forward FLOPs/s at this sequence length and head dim (benchmark curves, derated like the matmuls)"
+                                                  + ringNote(m_ringForwardShare)}},
         "The attention core (Q·Kᵀ and the weighted sum of V) costs FLOPs per token that grow with the sequence "
         "length; it runs at its kernel's own rate, not the weight matmuls'.",
         "4", "Dot-product attention");
@@ -757,7 +771,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
          {"backward_factor", m_attnBackwardFactor, "",
           m_attnBackwardFactor == kBackwardFactor ? "the book: a backward pass is twice the forward"
                                                   : "a flash kernel's backward recomputes the scores: 2.5x the forward (FlashAttention-2)"},
-         {"attention_backward_rate", m_attnBwdRate, "", kernel + " backward FLOPs/s"}},
+         {"attention_backward_rate", m_attnBwdRate, "", kernel + " backward FLOPs/s" + ringNote(m_ringBackwardShare)}},
         "The attention core's backward pass, at its kernel's backward rate.", "4", "Forward vs backward FLOPs");
     const std::string overhead = m_why.term(
         prefix + "_layer_overhead_s", layerOverheadTime(c),
@@ -1054,6 +1068,37 @@ void TrainingCost::setKernelRates(bool ideal)
     m_attnBwdRate = peak16 * found->second.backwardShare(T, headDim) * derate;
 }
 
+void TrainingCost::chargeContextRingTraffic()
+{
+    // A context-parallel implementation that merges each block's output and accumulates its
+    // gradients in separate eager ops (PyTorch's) moves those bytes through HBM beside the
+    // kernels. They scale with the blocks (one per context rank), the kernels' FLOPs with the
+    // whole sequence: charged to the attention core as a lower effective rate, so a recomputed
+    // forward pays them again.
+    if (!m_train.flashAttention || m_ring.forwardOutput.perBlock <= 0)
+        return;
+    const ModelSpec &m = m_model;
+    const double tp = m_d.tensor;
+    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
+    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double heads = m.heads / tp;
+    const double kvHeads = m_ring.expandsKeyValueHeads ? heads : std::max(1.0, m.kvHeads / tp);
+    const double blocks = m_d.context;
+    // Per token: the causal kernel's FLOPs (as LayerCost counts them) and the ring's bytes.
+    const double flops = double(m_train.seqLen) * heads * (qkDim + vDim);
+    const double keyValues = kvHeads * (qkDim + vDim);
+    const double forwardBytes = m_ring.forwardOutput.total(blocks - 1.0) * heads * vDim
+                                + m_ring.forwardKeyValue.total(blocks - 1.0) * keyValues;
+    const double backwardBytes = m_ring.backwardQuery.total(blocks) * heads * qkDim
+                                 + m_ring.backwardKeyValue.total(blocks) * keyValues;
+    const double forwardKernel = flops / m_attnFwdRate;
+    const double backwardKernel = m_attnBackwardFactor * flops / m_attnBwdRate;
+    m_ringForwardShare = forwardKernel / (forwardKernel + forwardBytes / m_hbm);
+    m_ringBackwardShare = backwardKernel / (backwardKernel + backwardBytes / m_hbm);
+    m_attnFwdRate *= m_ringForwardShare;
+    m_attnBwdRate *= m_ringBackwardShare;
+}
+
 OperationRecompute TrainingCost::operationRecompute(const LayerCost &dense, const LayerCost &sparse) const
 {
     OperationRecompute r;
@@ -1103,6 +1148,10 @@ std::optional<Error> TrainingCost::run()
     m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
     setKernelRates(ideal);
+    if (!ideal && m_d.context > 1) {
+        m_ring = contextParallelRing(m_chip, m_train.stack);
+        chargeContextRingTraffic();
+    }
     if (!ideal && m.moe)
         m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_actBytes = bytesPerElement(m_train.computeDtype);
@@ -1499,7 +1548,35 @@ std::optional<Error> TrainingCost::run()
     }
 
     // Context parallelism: ring attention passes keys and values around (overlapped with attention).
-    if (m_d.context > 1) {
+    if (m_d.context > 1 && m_ring.gathersOnce && !m.mla) {
+        // Keys and values gathered once per pass, hidden only by the first (diagonal) block's
+        // attention; the key/value gradients (fp32) go to the next rank after every block of the
+        // backward, each hidden by the next block, the last waited for after the loop.
+        const auto spans = m_placement.of(Role::Context);
+        const double blocks = m_d.context;
+        const double kvWidth = 2.0 * (m_ring.expandsKeyValueHeads ? m.heads / tp : std::max(1.0, m.kvHeads / tp)) * m.headDim;
+        const double v = m_tokensMb * blocks * kvWidth * m_flowBytes;
+        const double gradients = m_tokensMb * kvWidth * m_ring.keyValueGradientBytes;
+        const double ag = cost(CollectiveOp::AllGather, spans, v).time;
+        const double send = cost(CollectiveOp::SendRecv, spans, gradients).time;
+        const double forwardBlock = attnCoreTime(dense) / blocks;
+        const double backwardBlock = attnBackwardTime(dense) / blocks;
+        const double gathers = 2.0 + contextRounds; // each forward pass and the backward
+        const double exposedGather = (1.0 + contextRounds) * std::max(0.0, ag - forwardBlock)
+                                     + std::max(0.0, ag - backwardBlock);
+        const double exposedSend = (blocks - 1.0) * std::max(0.0, send - backwardBlock) + send;
+        const double layersMb = double(stageLayers) * mb;
+        expose(exposed, (exposedGather + exposedSend) * layersMb, "context_s", -1,
+               "keys and values gathered once a pass, hidden by the first block's attention only, and "
+               "the fp32 key/value gradients sent on after each block, the last one waited for "
+               "(PyTorch's context parallelism; the next two collectives)");
+        addCollective(CollectiveOp::AllGather, "context keys and values (gathered once a pass)", Role::Context, spans,
+                      v, gathers * layersMb, exposedGather * layersMb, ag, dense.attnCoreFlops * m_tokensMb / blocks,
+                      forwardBlock);
+        addCollective(CollectiveOp::SendRecv, "context key and value gradients (fp32, each block)", Role::Context,
+                      spans, gradients, blocks * layersMb, exposedSend * layersMb, send,
+                      m_attnBackwardFactor * dense.attnCoreFlops * m_tokensMb / blocks, backwardBlock);
+    } else if (m_d.context > 1) {
         const auto spans = m_placement.of(Role::Context);
         const double kvWidth = m.mla ? double(m.mla->kvLoraRank + m.mla->qkRopeHeadDim)
                                      : 2.0 * std::max(1.0, m.kvHeads / tp) * m.headDim;
