@@ -809,7 +809,7 @@ private slots:
     // same load balancing and the same fp32 log-sum-exp merge PyTorch adopted) on 8 x H800 with
     // Llama-3.1-8B's attention (32 query / 8 KV heads of 128, 8k tokens a GPU, batch 1): 85.2%
     // of eight 8k flash-attention calls forward and 90.2% forward + backward. torchtitan's ring
-    // on the same shape keeps 0.82 and 0.876 here: it also repeats the KV heads to 32 before
+    // on the same shape keeps 0.821 and 0.875 here (attention core only): it also repeats the KV heads to 32 before
     // calling SDPA, so it copies and accumulates four times the key/value bytes. Held within 5
     // points of the published figures.
     void contextParallelMergesMatchRingFlashAttention()
