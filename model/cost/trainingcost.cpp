@@ -44,7 +44,8 @@ std::string overlapRule(const std::string &purpose)
     if (purpose.rfind("expert", 0) == 0 && purpose.find("gradients") == std::string::npos)
         return "every all-to-all waits for its tokens, unless DualPipe or expert_overlap runs another microbatch's "
                "compute beside it; then only what outlasts the MoE layer's forward, backward and recompute shows";
-    if (purpose.rfind("context", 0) == 0 && purpose.find("(") != std::string::npos)
+    if (purpose.rfind("context", 0) == 0
+        && (purpose.find("gathered once") != std::string::npos || purpose.find("each block") != std::string::npos))
         return "PyTorch's context parallelism gathers the keys and values once and waits for them at the second block, "
                "so only the first block's attention hides the gather; each block's fp32 key/value gradients are hidden "
                "by the next block's backward, and the last is waited for";
@@ -176,6 +177,13 @@ private:
     /// Chooses the attention kernel and the rates of its passes (and the fp8 recipe's bf16 parts).
     void setKernelRates(bool ideal);
     void chargeContextRingTraffic();
+    /// Key/value heads a chip's context-parallel ring carries: its KV heads, or every query head
+    /// where the stack repeats them before the attention call.
+    double ringKeyValueHeads() const
+    {
+        return m_ring.expandsKeyValueHeads ? m_model.heads / double(m_d.tensor)
+                                           : std::max(1.0, m_model.kvHeads / double(m_d.tensor));
+    }
     double attnCoreTime(const LayerCost &c) const { return c.attnCoreFlops * m_tokensMb / m_attnFwdRate; }
     double attnBackwardTime(const LayerCost &c) const
     {
@@ -1079,10 +1087,9 @@ void TrainingCost::chargeContextRingTraffic()
         return;
     const ModelSpec &m = m_model;
     const double tp = m_d.tensor;
-    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qkDim, vDim] = attentionHeadDims(m);
     const double heads = m.heads / tp;
-    const double kvHeads = m_ring.expandsKeyValueHeads ? heads : std::max(1.0, m.kvHeads / tp);
+    const double kvHeads = ringKeyValueHeads();
     const double blocks = m_d.context;
     // Per token: the causal kernel's FLOPs (as LayerCost counts them) and the ring's bytes.
     const double flops = double(m_train.seqLen) * heads * (qkDim + vDim);
@@ -1554,7 +1561,7 @@ std::optional<Error> TrainingCost::run()
         // backward, each hidden by the next block, the last waited for after the loop.
         const auto spans = m_placement.of(Role::Context);
         const double blocks = m_d.context;
-        const double kvWidth = 2.0 * (m_ring.expandsKeyValueHeads ? m.heads / tp : std::max(1.0, m.kvHeads / tp)) * m.headDim;
+        const double kvWidth = 2.0 * ringKeyValueHeads() * m.headDim;
         const double v = m_tokensMb * blocks * kvWidth * m_flowBytes;
         const double gradients = m_tokensMb * kvWidth * m_ring.keyValueGradientBytes;
         const double ag = cost(CollectiveOp::AllGather, spans, v).time;

@@ -100,17 +100,12 @@ ParamCounts countParams(const ModelSpec &m)
     return c;
 }
 
-namespace {
-
-// Query-key and value widths of one head, as the attention matmuls see them.
 std::pair<double, double> attentionHeadDims(const ModelSpec &m)
 {
     if (m.mla)
         return {double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim), double(m.mla->vHeadDim)};
     return {double(m.headDim), double(m.headDim)};
 }
-
-} // namespace
 
 double forwardFlopsPerToken(const ModelSpec &m, std::int64_t seqLen)
 {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 
 namespace meshplan::model {
@@ -77,6 +78,9 @@ ParamCounts countParams(const ModelSpec &model);
 /// An upper bound of countParams(model).total computed in doubles, so it cannot overflow: what
 /// validation checks before counting in integers.
 double paramCountBound(const ModelSpec &model);
+
+/// Query-key and value widths of one head, as the attention matmuls see them (MLA's differ).
+std::pair<double, double> attentionHeadDims(const ModelSpec &m);
 
 /// Training FLOPs per token: 6 x (active matmul parameters, unembedding included, input embedding
 /// not) + attention 12·L·T·N·(d_qk + d_v)/2 (book ch. 4, non-causal, as the book counts it).
