@@ -225,6 +225,21 @@ ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack
     return ring;
 }
 
+bool tensorOverlapCoversBackward(std::string_view stack)
+{
+    // torchtitan's async TP is PyTorch's micro-pipelined TP (torchtitan's --parallelism.
+    // enable_async_tensor_parallel turns on Inductor's micro_pipeline_tp pass, which rewrites an
+    // all-gather feeding matmuls and a matmul feeding a reduce-scatter into symmetric-memory
+    // fused ops; torch/_inductor/fx_passes/micro_pipeline_tp.py). Its authors measured "up to ~20%
+    // forward pass speedup and ~8% E2E speedup in Llama3 70B" (PyTorch dev-discuss, "[Distributed
+    // w/ TorchTitan] Introducing Async Tensor Parallelism in PyTorch", Aug 2024): a forward pass
+    // is a third of a step, so 20% of it is ~7% of the step and the backward gains next to nothing.
+    // torchtitan's own Llama 3.1 70B table agrees: 256 H100s with FSDP 32 and TP 8 train 876
+    // rather than 829 tokens/s per GPU with it, 5.7% (docs/performance.md, Table 4). Transformer Engine's userbuffers overlap (NeMo,
+    // Megatron's --tp-comm-overlap) splits the backward's data-gradient collectives too.
+    return stack != "torchtitan";
+}
+
 bool overlapsTensorBackward(const Chip &chip, std::string_view stack)
 {
     // MaxText's run scripts start XLA with async collective fusion and compute/collective overlap

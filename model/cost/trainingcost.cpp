@@ -40,7 +40,8 @@ std::string overlapRule(const std::string &purpose)
 {
     if (purpose.rfind("tensor", 0) == 0)
         return "Megatron's activation collectives sit between the matmuls that need them: exposed unless the stack "
-               "overlaps them with the matmuls (sequence parallelism on a stack that does, or tensor_overlap)";
+               "overlaps them with the matmuls (sequence parallelism on a stack that does, or tensor_overlap; torchtitan's "
+               "async TP reaches the forward and recomputed passes, not the backward)";
     if (purpose.rfind("expert", 0) == 0 && purpose.find("gradients") == std::string::npos)
         return "every all-to-all waits for its tokens, unless DualPipe or expert_overlap runs another microbatch's "
                "compute beside it; then only what outlasts the MoE layer's forward, backward and recompute shows";
@@ -1486,9 +1487,14 @@ std::optional<Error> TrainingCost::run()
                                        * (stageDense * (dense.matmulFlops + dense.expertFlops)
                                           + stageMoe * (sparse.matmulFlops + sparse.expertFlops / m_expertEfficiency))
                                        / m_peak;
+        // Collective matmuls hide every round they reach: forward, recompute and backward, or, where
+        // the stack's reach only the forward graphs, all but the backward's round.
+        const double overlapReach = m_options.mode == CostMode::Ideal || tensorOverlapCoversBackward(m_train.stack)
+                                        ? 1.0
+                                        : (1.0 + tensorRounds) / (2.0 + tensorRounds);
         const auto hiddenOf = [&](double total) {
             if (m_tensorOverlap)
-                return std::min(total, step.compute);
+                return std::min(total * overlapReach, step.compute);
             return backwardOverlap ? std::min(total / (2.0 + tensorRounds), weightGradients) : 0.0;
         };
         if (m_sequenceParallel) {
