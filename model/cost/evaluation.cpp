@@ -137,8 +137,7 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
         why.record("model.active_params", double(c.active), withExperts("experts_per_token"), activeValues,
                    "The weights one token meets: a mixture of experts routes it through k of its E experts.", "4",
                    "Mixture of Experts (MoE)");
-    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qk, v] = attentionHeadDims(m);
     const double matmulParams = double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel);
     why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
                "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",

@@ -307,7 +307,7 @@ double InferenceCost::tensorAllReduceExposedShare(double allReduce, double exper
         return 1.0;
     const ModelSpec &m = m_model;
     const double streamRate = m_lanes * m_decodeWeightHbm / m_weightBytes; // weights per second
-    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double v = attentionHeadDims(m).second;
     const double outProjection = double(m.heads) * v * double(m.dModel) / streamRate;
     const auto [dense, experts] = layerWeights();
     const double mlpPerLayer =
@@ -381,8 +381,7 @@ void InferenceCost::recordOperations(const std::string &prefix, double rows, dou
     const double act = m_actBytes;
     const double wb = m_weightBytes;
     const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
-    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qk, v] = attentionHeadDims(m);
     const double layers = m.layers;
     const double moeLayers = m.moeLayerCount();
     const double denseLayers = layers - moeLayers;
@@ -448,8 +447,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, boo
     ph.compute = std::max(ph.flops, ph.weights);
 
     // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
-    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qk, v] = attentionHeadDims(m);
     // Stages run one after another, so the step reads each stage's share on that stage's chips.
     const double kvBytes = decodeKvBytes(batch, context);
     const double kvRead = kvBytes / (m_chip.hbmBandwidth * decodeKvEfficiency(kvBytes / m.layers, sequencesPerKvShard(batch)));
@@ -551,8 +549,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double prompt = double(m_spec.promptLen);
     const double tokens = sequences * prompt;
     const double matmulParams = activeMatmulWeights();
-    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qk, v] = attentionHeadDims(m);
     // Causal attention over the prompt: on average each token attends to half of it.
     const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
@@ -852,8 +849,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         "The weight matmuls take the longer of their FLOPs and reading the weights: below the critical batch "
         "(B < C / W_hbm), decode is bound by memory bandwidth.",
         "7", "Linear operations: the critical batch size");
-    const double qk = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double v = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qk, v] = attentionHeadDims(m);
     const std::string kvReadPath = m_why.term(
         "decode_kv_read_s", kvRead,
         "batch * context * kv_bytes_per_token / (kv_shards / pipeline) / (hbm_bandwidth * kv_efficiency)",
@@ -1005,7 +1001,7 @@ double InferenceCost::matmulShape() const
     const ModelSpec &m = m_model;
     const double tp = m_tp;
     const double d = double(m.dModel);
-    const double attnOut = double(m.heads) * (m.mla ? double(m.mla->vHeadDim) : double(m.headDim)) / tp;
+    const double attnOut = double(m.heads) * attentionHeadDims(m).second / tp;
     const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
     const double f = (m.moe ? double(m.moe->dFfExpert) : double(m.dFf)) / tp;
     // One layer's matmuls per token, forward: q/k/v and the MLP's up projection reduce over

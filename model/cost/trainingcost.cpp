@@ -359,8 +359,7 @@ LayerCost TrainingCost::layerCost(bool moe) const
     const double d = double(m.dModel);
     const double T = double(m_train.seqLen);
     const double shardD = m_sequenceParallel ? tp : 1.0; // [tokens, d] tensors split only with SP
-    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qkDim, vDim] = attentionHeadDims(m);
     const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp); // KV heads are replicated past kv_heads-way TP
 
     LayerCost c;
@@ -961,7 +960,7 @@ void TrainingCost::recordOperations(const LayerCost &dense, const LayerCost &spa
     const double act = m_actBytes;
     const double wb = bytesPerElement(m_train.paramDtype);
     const double width = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
-    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const double vDim = attentionHeadDims(m).second;
     // Occurrences per step: forward, backward (two matmuls of the forward's size), recompute.
     const auto passes = [&](double recomputed) { return (1.0 + kBackwardFactor + recomputed) * m_microbatches; };
     // The step counts every attention parameter (norms and biases too) as matmul weights: the

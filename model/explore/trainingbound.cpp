@@ -125,8 +125,7 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     const double d = double(m.dModel);
     const double T = double(train.seqLen);
     const double shardD = sequenceParallel(shape) ? tp : 1.0;
-    const double qkDim = m.mla ? double(m.mla->qkNopeHeadDim + m.mla->qkRopeHeadDim) : double(m.headDim);
-    const double vDim = m.mla ? double(m.mla->vHeadDim) : double(m.headDim);
+    const auto [qkDim, vDim] = attentionHeadDims(m);
     const double kvHeadsLocal = std::max(1.0, m.kvHeads / tp);
     const double heads = m.heads / tp;
     const bool flash = train.flashAttention;
