@@ -232,11 +232,14 @@ bool tensorOverlapCoversBackward(std::string_view stack)
     // all-gather feeding matmuls and a matmul feeding a reduce-scatter into symmetric-memory
     // fused ops; torch/_inductor/fx_passes/micro_pipeline_tp.py). Its authors measured "up to ~20%
     // forward pass speedup and ~8% E2E speedup in Llama3 70B" (PyTorch dev-discuss, "[Distributed
-    // w/ TorchTitan] Introducing Async Tensor Parallelism in PyTorch", Aug 2024): a forward pass
-    // is a third of a step, so 20% of it is ~7% of the step and the backward gains next to nothing.
-    // torchtitan's own Llama 3.1 70B table agrees: 256 H100s with FSDP 32 and TP 8 train 876
-    // rather than 829 tokens/s per GPU with it, 5.7% (docs/performance.md, Table 4). Transformer Engine's userbuffers overlap (NeMo,
-    // Megatron's --tp-comm-overlap) splits the backward's data-gradient collectives too.
+    // w/ TorchTitan] Introducing Async Tensor Parallelism in PyTorch", Aug 2024). Under full
+    // activation checkpointing (torchtitan's 70B default) a step is a forward, a recomputed forward
+    // and a backward of twice a forward: a forward and a recomputed forward running 1/1.2 of their
+    // time save 8.3% of the step, so the backward's collectives gain next to nothing. torchtitan's
+    // own Llama 3.1 70B table agrees: 256 H100s with FSDP 32 and TP 8 train 876 rather than 829
+    // tokens/s per GPU with it, 5.7% (pytorch/torchtitan@820504e^ docs/performance.md, Table 4).
+    // Transformer Engine's userbuffers overlap (NeMo, Megatron's --tp-comm-overlap) splits the
+    // backward's data-gradient collectives too.
     return stack != "torchtitan";
 }
 

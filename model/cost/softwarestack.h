@@ -56,8 +56,8 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
 
 /// Whether a plan's collective matmuls (parallelism.tensor_overlap) hide the backward pass's
 /// tensor-parallel collectives as well as the forward's (and a recomputed forward's). torchtitan's
-/// async TP does not: PyTorch measured it speeding Llama 3 70B's forward pass up by about 20% and
-/// the whole step by about 8%, so its backward's all-gathers and reduce-scatters stay exposed.
+/// async TP does not: PyTorch measured "up to ~20%" faster forward passes and a step about 8%
+/// faster on Llama 3 70B, so its backward's all-gathers and reduce-scatters stay exposed.
 bool tensorOverlapCoversBackward(std::string_view stack);
 
 /// Whether `stack` hides the backward pass's tensor-parallel collectives behind the same layer's

@@ -1487,7 +1487,7 @@ std::optional<Error> TrainingCost::run()
                                           + stageMoe * (sparse.matmulFlops + sparse.expertFlops / m_expertEfficiency))
                                        / m_peak;
         // Collective matmuls hide every round they reach: forward, recompute and backward, or, where
-        // the stack's reach only the forward graphs, all but the backward's round.
+        // they reach only the forward and recomputed passes (torchtitan), all but the backward's.
         const double overlapReach = m_options.mode == CostMode::Ideal || tensorOverlapCoversBackward(m_train.stack)
                                         ? 1.0
                                         : (1.0 + tensorRounds) / (2.0 + tensorRounds);
