@@ -491,17 +491,22 @@ double TrainingBound::exposedCommunication(const TrainingShape &shape, const Lay
                                    && overlapsTensorCollectives(m_plan.topology.chip(), m_plan.training.stack,
                                                                 shape.degrees[static_cast<std::size_t>(Role::Tensor)],
                                                                 shape.sequenceParallel, double(m.dModel)));
+    const double blocks = m.parallelBlock ? 1.0 : 2.0;
+    const double tensorCollectives = blocks * (m.layers / pipeline) * shape.microbatches * times.tensor;
     if (!tensorOverlap) {
         // Forward and backward, again for a recomputed forward; the least loaded stage's layers.
         const RematPolicy &policy = *shape.remat;
-        const double blocks = m.parallelBlock ? 1.0 : 2.0;
         double rounds = policy.kind == Remat::Full ? 1.0 : 0.0;
         if (policy.kind == Remat::Custom)
             rounds = !policy.saved.count(RematTensor::OutProj) && !policy.offloaded.count(RematTensor::OutProj) ? 1.0 / blocks : 0.0;
         // A stack that overlaps the backward's round (XLA on TPUs) may hide all of it.
         const bool backward = m_mode == CostMode::Achievable
                               && overlapsTensorBackward(m_plan.topology.chip(), m_plan.training.stack);
-        exposed += blocks * ((backward ? 1.0 : 2.0) + rounds) * (m.layers / pipeline) * shape.microbatches * times.tensor;
+        exposed += ((backward ? 1.0 : 2.0) + rounds) * tensorCollectives;
+    } else if (m_mode == CostMode::Achievable && !tensorOverlapCoversBackward(m_plan.training.stack)) {
+        // Collective matmuls that reach only the forward passes (torchtitan's async TP) leave the
+        // backward's round in view whatever the compute.
+        exposed += tensorCollectives;
     }
     return exposed * (1.0 - 1e-9);
 }
