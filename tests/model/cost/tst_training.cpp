@@ -92,6 +92,31 @@ json kernelPlan(const std::string &chip, const std::string &stack, const std::st
     return p;
 }
 
+// A dense model on one 8-GPU H100 node, tensor 8: d_model `width` in heads of 128 with 8 KV
+// heads, gated MLP of 4 x width, 4 layers, 8 sequences of 4096 tokens.
+json tensorPlan(const std::string &stack, bool sequenceParallel, int width)
+{
+    const json model = {{"name", "tp-dense"}, {"layers", 4},    {"d_model", width}, {"d_ff", 4 * width},
+                        {"heads", width / 128}, {"kv_heads", 8},  {"head_dim", 128}, {"vocab", 32000},
+                        {"mlp", "gated"},     {"tied_embeddings", false}};
+    json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
+                  {{"tensor", 8}, {"sequence_parallel", sequenceParallel}}, 4096, 8);
+    p["workload"]["stack"] = stack;
+    return p;
+}
+
+// The tensor-parallel collectives' exposed and total time in a step.
+std::pair<double, double> exposedTensor(const Evaluation &e)
+{
+    double exposed = 0, total = 0;
+    for (const CollectiveUse &c : e.collectives)
+        if (c.role == Role::Tensor) {
+            exposed += c.exposedS;
+            total += c.timeS;
+        }
+    return {exposed, total};
+}
+
 const OperationCost &operation(const Evaluation &e, const std::string &name)
 {
     for (const auto &op : e.operations)
@@ -888,24 +913,6 @@ private slots:
     // does so only when asked, and without sequence parallelism neither does.
     void nemoHidesSequenceParallelCollectives()
     {
-        const auto tensorPlan = [](const std::string &stack, bool sequenceParallel, int width) {
-            const json model = {{"name", "tp-small"}, {"layers", 4},    {"d_model", width}, {"d_ff", 4 * width},
-                                {"heads", width / 128}, {"kv_heads", 8},  {"head_dim", 128}, {"vocab", 32000},
-                                {"mlp", "gated"},     {"tied_embeddings", false}};
-            json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
-                          {{"tensor", 8}, {"sequence_parallel", sequenceParallel}}, 4096, 8);
-            p["workload"]["stack"] = stack;
-            return p;
-        };
-        const auto exposedTensor = [](const Evaluation &e) {
-            double exposed = 0, total = 0;
-            for (const CollectiveUse &c : e.collectives)
-                if (c.role == Role::Tensor) {
-                    exposed += c.exposedS;
-                    total += c.timeS;
-                }
-            return std::pair{exposed, total};
-        };
         const auto [nemoExposed, nemoTotal] = exposedTensor(run(tensorPlan("nemo", true, 8192), CostMode::Achievable));
         const auto [megatronExposed, megatronTotal] = exposedTensor(run(tensorPlan("megatron", true, 8192), CostMode::Achievable));
         const auto [plainExposed, plainTotal] = exposedTensor(run(tensorPlan("nemo", false, 8192), CostMode::Achievable));
@@ -931,39 +938,26 @@ private slots:
     // Engine's overlap (NeMo) and the book's ideal model hide every round.
     void torchtitanAsyncTensorParallelLeavesBackwardExposed()
     {
-        const auto tensorPlan = [](const std::string &stack, const std::string &remat) {
-            const json model = {{"name", "tp-wide"}, {"layers", 4},       {"d_model", 8192}, {"d_ff", 4 * 8192},
-                                {"heads", 64},       {"kv_heads", 8},     {"head_dim", 128}, {"vocab", 32000},
-                                {"mlp", "gated"},    {"tied_embeddings", false}};
-            json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
-                          {{"tensor", 8}, {"sequence_parallel", true}, {"tensor_overlap", true}}, 4096, 8);
-            p["workload"]["stack"] = stack;
+        const auto asyncPlan = [](const std::string &stack, const std::string &remat) {
+            json p = tensorPlan(stack, true, 8192);
+            p["parallelism"]["tensor_overlap"] = true;
             // Everything kept but the attention output, which is rebuilt (with its collective).
             p["workload"]["remat"] = remat == "custom-out-proj"
                                          ? json{{"save", {"query_proj", "key_proj", "value_proj", "context", "mlpwi", "mlpwo"}}}
                                          : json(remat);
             return p;
         };
-        const auto exposedTensor = [](const Evaluation &e) {
-            double exposed = 0, total = 0;
-            for (const CollectiveUse &c : e.collectives)
-                if (c.role == Role::Tensor) {
-                    exposed += c.exposedS;
-                    total += c.timeS;
-                }
-            return std::pair{exposed, total};
-        };
-        const Evaluation plain = run(tensorPlan("torchtitan", "none"), CostMode::Achievable);
+        const Evaluation plain = run(asyncPlan("torchtitan", "none"), CostMode::Achievable);
         const auto [plainExposed, plainTotal] = exposedTensor(plain);
         QVERIFY(plainTotal > 0 && plainTotal / 2.0 < plain.step.compute);
         QVERIFY_NEAR(plainExposed, plainTotal / 2.0, 1e-12);
-        const auto [fullExposed, fullTotal] = exposedTensor(run(tensorPlan("torchtitan", "full"), CostMode::Achievable));
+        const auto [fullExposed, fullTotal] = exposedTensor(run(asyncPlan("torchtitan", "full"), CostMode::Achievable));
         QVERIFY_NEAR(fullTotal, 1.5 * plainTotal, 1e-12);
         QVERIFY_NEAR(fullExposed, fullTotal / 3.0, 1e-12);
         // Unasked, every round shows; asked, the step is shorter by the hidden half less what the
         // hidden collectives cost the compute beside them (their share of the SMs).
         const Evaluation unasked = [&] {
-            json p = tensorPlan("torchtitan", "none");
+            json p = asyncPlan("torchtitan", "none");
             p["parallelism"]["tensor_overlap"] = false;
             return run(p, CostMode::Achievable);
         }();
@@ -972,11 +966,11 @@ private slots:
                      plainTotal / 2.0 - (plain.step.overlapInterference - unasked.step.overlapInterference), 1e-9);
         // A custom policy that rebuilds the attention output redoes half a layer's collectives: of
         // five rounds per layer (two forward, one recomputed, two backward) the backward's two show.
-        const auto [customExposed, customTotal] = exposedTensor(run(tensorPlan("torchtitan", "custom-out-proj"), CostMode::Achievable));
+        const auto [customExposed, customTotal] = exposedTensor(run(asyncPlan("torchtitan", "custom-out-proj"), CostMode::Achievable));
         QVERIFY_NEAR(customTotal, 1.25 * plainTotal, 1e-12);
         QVERIFY_NEAR(customExposed, customTotal * 2.0 / 5.0, 1e-12);
-        QCOMPARE(exposedTensor(run(tensorPlan("nemo", "full"), CostMode::Achievable)).first, 0.0);
-        QCOMPARE(exposedTensor(run(tensorPlan("torchtitan", "full"), CostMode::Ideal)).first, 0.0);
+        QCOMPARE(exposedTensor(run(asyncPlan("nemo", "full"), CostMode::Achievable)).first, 0.0);
+        QCOMPARE(exposedTensor(run(asyncPlan("torchtitan", "full"), CostMode::Ideal)).first, 0.0);
     }
 
     // An fp8 recipe runs the weight matmuls in fp8 at MAMF's fp8 share derated as bf16's is
