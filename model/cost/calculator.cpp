@@ -29,7 +29,7 @@ Chip resolveChip(const json &args, const ChipCatalog &catalog)
 {
     const json &chip = jf::require(args, "chip", "");
     if (chip.is_object()) {
-        auto parsed = chipFromJson(chip, "chip");
+        auto parsed = chipFromJson(chip, "chip", catalog.referenceFor(chip));
         if (!parsed)
             throw FieldError(parsed.error().path, parsed.error().message);
         return parsed.value();

@@ -163,6 +163,22 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
                "The KV cache of one token over every layer.", "7", "KV cache");
 }
 
+// An inline chip that lists none of some measured figures runs at a catalog chip's: say so, since
+// every achievable number then rests on another chip's measurements.
+void warnInheritedFigures(const Plan &plan, CostMode mode, Evaluation &out)
+{
+    const Chip &chip = plan.topology.chip();
+    if (mode != CostMode::Achievable || chip.figuresFrom.empty())
+        return;
+    std::string figures;
+    for (const auto &name : chip.inheritedFigures)
+        figures += (figures.empty() ? "" : ", ") + name;
+    out.warnings.push_back({"chip-figures-inherited",
+                            "hardware.chip \"" + chip.id + "\" does not list " + figures + ": it runs at catalog chip "
+                                + chip.figuresFrom + "'s" + (chip.figuresFrom == chip.id ? "" : " (its family's nearest by bf16 peak)")
+                                + "; list them under hardware.chip to use measurements of its own"});
+}
+
 } // namespace
 
 Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *derivations)
@@ -182,6 +198,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *deri
         out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.training.computeDtype);
         if (auto error = evaluateTraining(plan, placement.value(), mode, out, derivations))
             return *error;
+        warnInheritedFigures(plan, mode, out);
         if (derivations)
             explainModel(plan, out, plan.training.seqLen, plan.training.computeDtype, *derivations);
         if (auto error = checkNumbers(out, true))
@@ -203,6 +220,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *deri
     out.kvCacheBytesPerToken = kvCacheBytesPerToken(plan.model, plan.inference.kvDtype);
     if (auto error = evaluateInference(plan, placement.value(), mode, out, derivations))
         return *error;
+    warnInheritedFigures(plan, mode, out);
     if (derivations)
         explainModel(plan, out, plan.inference.promptLen, plan.inference.kvDtype, *derivations);
     if (auto error = checkNumbers(out, false))

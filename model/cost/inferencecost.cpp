@@ -658,7 +658,7 @@ DerivationValue InferenceCost::flopsFractionValue() const
     if (matmulsKeepTheInferenceShare())
         return {"flops_fraction", fraction, "",
                 "matmul_benchmark_fraction " + formatShare(m_chip.achievable.matmulBenchmarkFraction) + " (catalog: "
-                    + m_chip.id + ", the best a matmul reaches alone) x " + formatShare(kInferenceKernelShare)
+                    + m_chip.figureOwner("matmul_benchmark_fraction") + ", the best a matmul reaches alone) x " + formatShare(kInferenceKernelShare)
                     + ", the share of it an inference engine's 16-bit matmuls keep (Vidur's kernel timings)"};
     return {"flops_fraction", fraction, "", m_chip.achievableFlopsFractionNote(m_spec.computeDtype)};
 }
@@ -694,7 +694,7 @@ DerivationValue InferenceCost::hbmEfficiencyValue() const
     if (m_mode == CostMode::Ideal)
         return {"hbm_efficiency", 1.0, "", "the book's ideal model: the advertised bandwidth"};
     return {"hbm_efficiency", m_chip.achievable.hbmEfficiency, "",
-            "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+            "catalog: " + m_chip.figureOwner("hbm_efficiency") + " achievable.hbm_efficiency, from streaming benchmarks"};
 }
 
 DerivationValue InferenceCost::shapeValue() const
@@ -710,10 +710,10 @@ DerivationValue InferenceCost::kvEfficiencyValue(double bytesPerLayer, double se
     if (m_mode == CostMode::Ideal || m_chip.isTpu() || !m_chip.decodeAttention)
         return {"kv_efficiency", share, "",
                 m_mode == CostMode::Ideal ? "the book's ideal model: the advertised bandwidth"
-                                          : "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+                                          : "catalog: " + m_chip.figureOwner("hbm_efficiency") + " achievable.hbm_efficiency, from streaming benchmarks"};
     const double batched = DecodeAttentionCurve::kBatchedFrom;
     return {"kv_efficiency", share, "",
-            "catalog: " + m_chip.id + " decode_attention, the decode kernel's measured share at " + formatBytes(bytesPerLayer)
+            "catalog: " + m_chip.figureOwner("decode_attention") + " decode_attention, the decode kernel's measured share at " + formatBytes(bytesPerLayer)
                 + " per layer and chip, " + formatCount(sequences)
                 + (sequences >= batched ? " sequences (the batched curve)"
                    : sequences <= 1     ? " sequence (the single-request curve)"
@@ -963,7 +963,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
         const std::string interference = m_why.term(
             "prefill_overlap_interference_s", ph.overlapInterference, "collective_sm_share * hidden_s",
             {{"collective_sm_share", m_chip.achievable.collectiveSmShare, "",
-              "catalog: " + m_chip.id + " achievable.collective_sm_share, the share of the SMs a collective's kernels hold"},
+              "catalog: " + m_chip.figureOwner("collective_sm_share") + " achievable.collective_sm_share, the share of the SMs a collective's kernels hold"},
              {"hidden_s", hidden, "", "the expert all-to-alls' time hidden under the other micro-batch's compute"}},
             "The all-to-alls the other micro-batch hides still hold some of the SMs while they run, so the compute "
             "beside them runs on the rest.",

@@ -736,7 +736,7 @@ DerivationValue TrainingCost::hbmEfficiencyValue() const
     if (m_options.mode == CostMode::Ideal)
         return {"hbm_efficiency", 1.0, "", "the book's ideal model: the advertised bandwidth"};
     return {"hbm_efficiency", m_chip.achievable.hbmEfficiency, "",
-            "catalog: " + m_chip.id + " achievable.hbm_efficiency, from streaming benchmarks"};
+            "catalog: " + m_chip.figureOwner("hbm_efficiency") + " achievable.hbm_efficiency, from streaming benchmarks"};
 }
 
 void TrainingCost::expose(double &exposed, double seconds, const char *name, long collective, const char *source)
@@ -1802,7 +1802,7 @@ std::optional<Error> TrainingCost::run()
                      {{"collective_sm_share", smShare, "",
                        m_options.mode == CostMode::Ideal
                            ? "the book's ideal model: overlapped communication costs nothing"
-                           : "catalog: " + m_chip.id + " achievable.collective_sm_share, the share of the SMs a collective's kernels hold (0 on TPUs)"},
+                           : "catalog: " + m_chip.figureOwner("collective_sm_share") + " achievable.collective_sm_share, the share of the SMs a collective's kernels hold (0 on TPUs)"},
                       {"communication_s", step.communication, "step.communication_s", ""},
                       {"exposed_collectives_s", exposedCollectives, "",
                        "the collectives' exposed time (host-offload transfers are not collectives)"},

@@ -73,9 +73,15 @@ bool Chip::computesAtSixteenBitRate(DType type) const
     return type != DType::Fp32 && peakFlops(type) == peakFlops(DType::Bf16);
 }
 
+std::string Chip::figureOwner(const std::string &figure) const
+{
+    const bool inherited = std::find(inheritedFigures.begin(), inheritedFigures.end(), figure) != inheritedFigures.end();
+    return inherited ? figuresFrom : id;
+}
+
 std::string Chip::achievableFlopsFractionNote(DType type) const
 {
-    const std::string catalog = "catalog: " + id + " achievable.";
+    const std::string catalog = "catalog: " + figureOwner("flops_fraction") + " achievable.";
     const double derate = benchmarkDerating();
     const std::string kept = formatShare(derate) + ", the share of its benchmark rate a matmul keeps inside a training step";
     if (usesEightBitFraction(*this, type)) {
@@ -165,7 +171,7 @@ double rateOr(const json &o, const std::string &key, const std::string &path, do
     return v == 0 && fallback == 0 ? 0.0 : inRange(v, jf::join(path, key), low, high, unit);
 }
 
-Chip readChip(const json &o, const std::string &path)
+Chip readChip(const json &o, const std::string &path, const Chip *reference)
 {
     if (!o.is_object())
         throw FieldError(path, "must be a chip object or a catalog id, got " + jf::describe(o));
@@ -243,6 +249,25 @@ Chip readChip(const json &o, const std::string &path)
         c.scaleOut = out;
     }
 
+    if (reference) {
+        // Start from the reference's measured figures; the object's own keys override them below.
+        c.achievable = reference->achievable;
+        const json listed = jf::has(o, "achievable") && o.at("achievable").is_object() ? o.at("achievable") : json::object();
+        const json theirs = chipToJson(*reference).at("achievable");
+        for (const auto &item : theirs.items())
+            if (!listed.contains(item.key()))
+                c.inheritedFigures.push_back(item.key());
+        if (!jf::has(o, "attention_kernels") && !reference->attentionKernels.empty()) {
+            c.attentionKernels = reference->attentionKernels;
+            c.inheritedFigures.emplace_back("attention_kernels");
+        }
+        if (!jf::has(o, "decode_attention") && reference->decodeAttention) {
+            c.decodeAttention = reference->decodeAttention;
+            c.inheritedFigures.emplace_back("decode_attention");
+        }
+        if (!c.inheritedFigures.empty())
+            c.figuresFrom = reference->id;
+    }
     if (jf::has(o, "achievable")) {
         const json &a = o.at("achievable");
         const std::string ap = jf::join(path, "achievable");
@@ -289,10 +314,10 @@ Chip readChip(const json &o, const std::string &path)
 
 } // namespace
 
-Expected<Chip> chipFromJson(const json &object, const std::string &path)
+Expected<Chip> chipFromJson(const json &object, const std::string &path, const Chip *reference)
 {
     try {
-        return readChip(object, path);
+        return readChip(object, path, reference);
     } catch (const FieldError &e) {
         return e.error;
     } catch (const json::exception &e) {

@@ -120,6 +120,11 @@ struct Chip {
     std::optional<DecodeAttentionCurve> decodeAttention;
     double pricePerHour = 0;
     std::map<std::string, std::string> sources;
+    /// For a chip written inline in a plan: the catalog chip whose measured figures it runs at where
+    /// it lists none of its own (see chipFromJson), and which figures those are (achievable keys,
+    /// "attention_kernels", "decode_attention"). Empty for a catalog chip or a complete one.
+    std::string figuresFrom;
+    std::vector<std::string> inheritedFigures;
 
     bool isTpu() const { return family == ChipFamily::Tpu; }
     /// The listed peak for this dtype, 0 if the chip lists none.
@@ -139,6 +144,9 @@ struct Chip {
     /// Whether a matmul in `type` runs at the 16-bit rate: bf16 and fp16, and formats the chip
     /// runs as bf16 (fp8 on a chip without fp8 units).
     bool computesAtSixteenBitRate(DType type) const;
+    /// The id of the chip whose measurement `figure` (an achievable key, "attention_kernels" or
+    /// "decode_attention") is: figuresFrom where this chip took it from there, else its own id.
+    std::string figureOwner(const std::string &figure) const;
     /// Where achievableFlopsFraction(type) comes from, in words and with the catalog's numbers,
     /// for the derivations.
     std::string achievableFlopsFractionNote(DType type) const;
@@ -150,7 +158,10 @@ struct Chip {
 };
 
 /// Reads a chip from catalog/plan JSON (the keys of resources/chips.json); errors name the field.
-Expected<Chip> chipFromJson(const nlohmann::json &object, const std::string &path);
+/// With a `reference` (a catalog chip), every measured figure the object does not list, its
+/// achievable fractions, attention kernel curves and decode attention curve, is the reference's:
+/// a user's accelerator missing them would otherwise run at 100% of its datasheet.
+Expected<Chip> chipFromJson(const nlohmann::json &object, const std::string &path, const Chip *reference = nullptr);
 nlohmann::json chipToJson(const Chip &chip);
 
 } // namespace meshplan::model

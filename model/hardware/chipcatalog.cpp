@@ -3,6 +3,9 @@
 #include "base/embeddedresources.h"
 #include "base/jsonfields.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -55,6 +58,37 @@ const Chip *ChipCatalog::find(const std::string &id) const
         if (chip.id == id)
             return &chip;
     return nullptr;
+}
+
+const Chip *ChipCatalog::referenceFor(const nlohmann::json &object) const
+{
+    if (!object.is_object())
+        return nullptr;
+    const auto family = object.find("family");
+    if (const auto id = object.find("id"); id != object.end() && id->is_string())
+        if (const Chip *same = find(id->get<std::string>()))
+            if (family == object.end() || *family == (same->isTpu() ? "tpu" : "gpu"))
+                return same;
+    const auto peaks = object.find("peak_flops");
+    if (family == object.end() || !family->is_string() || peaks == object.end() || !peaks->is_object())
+        return nullptr;
+    const auto bf16 = peaks->find("bf16");
+    if (bf16 == peaks->end() || !bf16->is_number() || !(bf16->get<double>() > 0))
+        return nullptr;
+    const bool tpu = family->get<std::string>() == "tpu";
+    const double peak = bf16->get<double>();
+    const Chip *nearest = nullptr;
+    double best = 0;
+    for (const auto &chip : m_chips) {
+        if (chip.isTpu() != tpu)
+            continue;
+        const double distance = std::abs(std::log(chip.listedPeakFlops(DType::Bf16) / peak));
+        if (!nearest || distance < best) {
+            nearest = &chip;
+            best = distance;
+        }
+    }
+    return nearest;
 }
 
 std::string ChipCatalog::idList() const

@@ -4,6 +4,8 @@
 #include "base/expected.h"
 #include "hardware/chip.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,11 @@ public:
 
     const std::vector<Chip> &chips() const { return m_chips; }
     const Chip *find(const std::string &id) const;
+    /// The catalog chip an inline chip object takes the figures it does not list from: the one
+    /// with its id, else the one of its family whose bf16 peak is nearest its own (by ratio; the
+    /// first listed on a tie). nullptr when the object names no family or bf16 peak (chipFromJson
+    /// then reports the missing field) or the catalog has no chip of its family.
+    const Chip *referenceFor(const nlohmann::json &object) const;
     /// "tpu-v3, tpu-v4, ..." — for error messages.
     std::string idList() const;
 

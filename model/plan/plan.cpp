@@ -113,7 +113,7 @@ Chip resolveChip(const json &ref, const ChipCatalog &chips)
             throw FieldError("hardware.chip", "unknown chip \"" + ref.get<std::string>() + "\" (known: " + chips.idList() + ")");
         return *c;
     }
-    auto c = chipFromJson(ref, "hardware.chip");
+    auto c = chipFromJson(ref, "hardware.chip", chips.referenceFor(ref));
     if (!c)
         throw FieldError(c.error().path, c.error().message);
     return c.value();

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -320,6 +321,66 @@ private slots:
         QVERIFY(chip.hasValue());
         QCOMPARE(chip->peakFlops(DType::Bf16), 1.2e15);
         QCOMPARE(chip->nvlink->domainSize, 8);
+    }
+
+    // A user's accelerator written with the datasheet keys alone: without measured fractions it
+    // would run at 100% of its peak. It takes them from the catalog chip of its family with the
+    // nearest bf16 peak (by ratio), or from the catalog chip with its id; keys it lists win.
+    void inlineChipTakesMissingFiguresFromTheNearestCatalogChip()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        const Chip &h100 = *catalog.find("h100-sxm");
+        // torchtitan's benchmark H100s: 96 GB of HBM2e at 2.4 TB/s, the H100's 989 TFLOP/s.
+        json mine = {{"id", "h100-96gb-hbm2e"}, {"family", "gpu"}, {"peak_flops", {{"bf16", 989e12}, {"fp8", 1979e12}}},
+                     {"hbm_bytes", 96LL << 30}, {"hbm_bandwidth", 2.4e12},
+                     {"nvlink", {{"bandwidth", 450e9}, {"domain_size", 8}}},
+                     {"scale_out", {{"node_egress_bandwidth", 400e9}}}};
+        QCOMPARE(catalog.referenceFor(mine), &h100); // H800 and H200 tie at 989: the first listed
+        const auto chip = chipFromJson(mine, "hardware.chip", catalog.referenceFor(mine));
+        QVERIFY(chip.hasValue());
+        QCOMPARE(chip->achievable.flopsFraction, 0.5729);
+        QCOMPARE(chip->achievable.matmulTileOverheadK, 137.0);
+        QCOMPARE(chip->achievable.collectiveSmShare, 0.152);
+        QCOMPARE(chip->hbmBandwidth, 2.4e12); // its own datasheet stays
+        QCOMPARE(chip->attentionKernels.size(), h100.attentionKernels.size());
+        QVERIFY(chip->decodeAttention.has_value() == h100.decodeAttention.has_value());
+        QCOMPARE(chip->figuresFrom, std::string("h100-sxm"));
+        QCOMPARE(chip->figureOwner("flops_fraction"), std::string("h100-sxm"));
+        QVERIFY(std::count(chip->inheritedFigures.begin(), chip->inheritedFigures.end(), "attention_kernels") == 1);
+        // Without a reference (the catalog itself, or a caller that wants none) nothing is filled.
+        QCOMPARE(chipFromJson(mine, "hardware.chip")->achievable.flopsFraction, 1.0);
+
+        // A key it lists is its own; the rest still come from the reference.
+        mine["achievable"] = {{"flops_fraction", 0.5}};
+        const auto partial = chipFromJson(mine, "hardware.chip", catalog.referenceFor(mine));
+        QCOMPARE(partial->achievable.flopsFraction, 0.5);
+        QCOMPARE(partial->achievable.hbmEfficiency, h100.achievable.hbmEfficiency);
+        QCOMPARE(partial->figureOwner("flops_fraction"), std::string("h100-96gb-hbm2e"));
+        QCOMPARE(partial->figureOwner("hbm_efficiency"), std::string("h100-sxm"));
+
+        // 500 TFLOP/s: A100's 312 is 1.60x away, H100's 989 1.98x.
+        mine["peak_flops"] = {{"bf16", 500e12}};
+        QCOMPARE(catalog.referenceFor(mine)->id, std::string("a100-80gb"));
+        // A TPU looks among TPUs: 450 TFLOP/s is v5p's 459 (v6e lists 918, v4 275).
+        json tpu = chipToJson(*catalog.find("tpu-v5p"));
+        tpu["id"] = "my-tpu";
+        tpu.erase("achievable");
+        tpu.erase("sources");
+        tpu["peak_flops"] = {{"bf16", 450e12}};
+        const auto myTpu = chipFromJson(tpu, "hardware.chip", catalog.referenceFor(tpu));
+        QCOMPARE(myTpu->figuresFrom, std::string("tpu-v5p"));
+        QCOMPARE(myTpu->achievable.flopsFraction, 0.72);
+        QCOMPARE(myTpu->achievable.iciEfficiency, 0.9);
+        // The catalog's own id wins over the nearest peak: an edited A100 keeps A100's figures.
+        json a100 = chipToJson(*catalog.find("a100-80gb"));
+        a100.erase("achievable");
+        a100["peak_flops"] = {{"bf16", 989e12}};
+        QCOMPARE(catalog.referenceFor(a100)->id, std::string("a100-80gb"));
+        // Nothing to go on: the parse reports the missing field as before.
+        QVERIFY(!catalog.referenceFor(json{{"id", "x"}}));
+        const auto broken = chipFromJson(json{{"id", "x"}}, "hardware.chip", catalog.referenceFor(json{{"id", "x"}}));
+        QVERIFY(!broken.hasValue());
+        QCOMPARE(QString::fromStdString(broken.error().path), QStringLiteral("hardware.chip.family"));
     }
 
     void absurdTopologiesAreRefused()

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -788,6 +789,49 @@ private slots:
             QCOMPARE(plan->training.compile, std::optional<bool>(compiled));
             QVERIFY(planToJson(*plan)["workload"]["compile"] == json(compiled));
         }
+    }
+
+    // An inline chip with the datasheet keys alone runs at the measured figures of the catalog chip
+    // nearest it, not at 100% of its peak: the H100's own datasheet written inline costs exactly
+    // what the catalog's H100 costs, training and serving, and the result says whose figures ran.
+    void inlineChipRunsAtItsReferenceFigures()
+    {
+        const auto hasWarning = [](const Evaluation &e, const std::string &code) {
+            return std::any_of(e.warnings.begin(), e.warnings.end(), [&](const auto &w) { return w.code == code; });
+        };
+        json bare = chipToJson(*ChipCatalog::builtin().find("h100-sxm"));
+        bare["id"] = "my-h100";
+        for (const char *measured : {"achievable", "attention_kernels", "decode_attention", "sources"})
+            bare.erase(measured);
+        json training = basePlan();
+        training["hardware"] = {{"chip", "h100-sxm"}, {"topology", {{"nodes", 8}, {"gpus_per_node", 8}}}};
+        training["parallelism"] = {{"fsdp", 8}, {"tensor", 8}, {"sequence_parallel", true}};
+        training["workload"]["global_batch"] = 64;
+        json serving = training;
+        serving["workload"] = {{"kind", "inference"}, {"batch", 64}, {"prompt_len", 2048}, {"generate_len", 256}};
+        serving["parallelism"] = {{"data", 8}, {"tensor", 8}};
+        for (const json &doc : {training, serving}) {
+            json inlined = doc;
+            inlined["hardware"]["chip"] = bare;
+            const auto catalogPlan = parsePlan(doc);
+            const auto inlinePlan = parsePlan(inlined);
+            QVERIFY2(catalogPlan && inlinePlan, inlinePlan ? "" : inlinePlan.error().toString().c_str());
+            for (const CostMode mode : {CostMode::Achievable, CostMode::Ideal}) {
+                const auto reference = evaluate(*catalogPlan, mode);
+                const auto mine = evaluate(*inlinePlan, mode);
+                QVERIFY(reference && mine);
+                const bool isTraining = catalogPlan->kind == WorkloadKind::Training;
+                const double a = isTraining ? reference->step.time : reference->inference->decodeStepS;
+                const double b = isTraining ? mine->step.time : mine->inference->decodeStepS;
+                QVERIFY2(std::abs(a - b) <= 1e-12 * a, qPrintable(QStringLiteral("%1 vs %2").arg(a).arg(b)));
+                // The book's ideal model reads no measured figure, so there is nothing to warn of.
+                QCOMPARE(hasWarning(*mine, "chip-figures-inherited"), mode == CostMode::Achievable);
+                QVERIFY(!hasWarning(*reference, "chip-figures-inherited"));
+            }
+        }
+        // Read with no reference, the same object claims 100% of its datasheet (what this guards).
+        const Chip literal = chipFromJson(bare, "hardware.chip").value();
+        QCOMPARE(literal.achievable.flopsFraction, 1.0);
     }
 
     // Inference compute_dtype defaults to fp8 for fp8 weights on a chip with an fp8 rate (W8A8),
