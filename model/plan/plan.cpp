@@ -217,6 +217,21 @@ ParallelismSpec readParallelism(const json &o)
     return p;
 }
 
+/// A pipelined training plan that does not say how many microbatches it runs feeds its pipeline
+/// one sequence at a time (micro-batch size 1, as Megatron-LM's and torchtitan's pipeline recipes
+/// do): the smallest bubble and activation footprint. Read as one microbatch, its pipeline would
+/// idle (stages - 1) / stages of the step and hold the whole local batch's activations.
+void defaultPipelineMicrobatches(const json &doc, Plan &plan)
+{
+    const bool given = jf::has(doc, "parallelism") && jf::has(doc.at("parallelism"), "microbatches");
+    if (given || plan.kind != WorkloadKind::Training || plan.parallelism.degree(Role::Pipeline) <= 1)
+        return;
+    const std::int64_t replicas = std::int64_t(plan.parallelism.degree(Role::Data)) * plan.parallelism.degree(Role::Fsdp)
+                                  * plan.parallelism.degree(Role::Expert);
+    const std::int64_t local = (plan.training.globalBatch + replicas - 1) / replicas;
+    plan.parallelism.microbatches = static_cast<int>(std::clamp<std::int64_t>(local, 1, 1'000'000));
+}
+
 /// workload.stack: one of `known` (the stacks of this kind of workload), or "" when absent.
 std::string stackField(const json &o, const std::string &path, const std::vector<std::string_view> &known)
 {
@@ -319,6 +334,7 @@ Plan readPlan(const json &doc, const ChipCatalog &chips, const ModelCatalog &mod
     plan.pricePerChipHour = jf::positiveNumberOr(hardware, "price_per_hour", "hardware", chip.pricePerHour, true);
     plan.parallelism = readParallelism(jf::has(doc, "parallelism") ? doc.at("parallelism") : json::object());
     readWorkload(jf::require(doc, "workload", ""), plan);
+    defaultPipelineMicrobatches(doc, plan);
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (it.key() != "format" && it.key() != "version" && it.key() != "title" && it.key() != "model"
             && it.key() != "hardware" && it.key() != "parallelism" && it.key() != "workload")

@@ -758,6 +758,32 @@ private slots:
         QVERIFY(planToJson(*served)["workload"]["stack"] == json("vllm"));
     }
 
+    // parallelism.microbatches, absent on a pipelined training plan, is micro-batch size 1: the
+    // local batch (global batch over data x fsdp x expert, rounded up), not one microbatch that
+    // would leave the pipeline idle (stages - 1) / stages of the step. Given, it stays as given.
+    void pipelineMicrobatchesDefaultToOneSequence()
+    {
+        json doc = invariantPlan();
+        doc["parallelism"] = {{"fsdp", 128}, {"tensor", 4}, {"pipeline", 8}};
+        doc["workload"]["global_batch"] = 1000; // 1000 / 128 = 7.8: 8 sequences a replica
+        const auto pipelined = parsePlan(doc);
+        QVERIFY2(pipelined, pipelined ? "" : pipelined.error().toString().c_str());
+        QCOMPARE(pipelined->parallelism.microbatches, 8);
+        QCOMPARE(planToJson(*pipelined)["parallelism"]["microbatches"].get<int>(), 8);
+        doc["parallelism"]["microbatches"] = 2;
+        QCOMPARE(parsePlan(doc)->parallelism.microbatches, 2);
+        // Without a pipeline, absent still means one microbatch: no gradient accumulation.
+        QCOMPARE(parsePlan(invariantPlan())->parallelism.microbatches, 1);
+        // 1F1B's bubble is (stages - 1) passes of one microbatch: here of an eighth of the local
+        // batch, read literally of all of it.
+        doc["parallelism"].erase("microbatches");
+        const auto defaulted = evaluate(*parsePlan(doc));
+        doc["parallelism"]["microbatches"] = 1;
+        const auto single = evaluate(*parsePlan(doc));
+        QVERIFY(defaulted && single);
+        QVERIFY(defaulted->step.bubble < 0.5 * single->step.bubble);
+    }
+
     // workload.loss_fusion is optional: absent it stays absent (the stack decides), given it is
     // written back as given, so an edit in the window never changes what the loss costs.
     void lossFusionRoundTrips()
