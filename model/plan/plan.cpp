@@ -7,6 +7,7 @@
 #include "transformer/modelcatalog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -226,10 +227,11 @@ void defaultPipelineMicrobatches(const json &doc, Plan &plan)
     const bool given = jf::has(doc, "parallelism") && jf::has(doc.at("parallelism"), "microbatches");
     if (given || plan.kind != WorkloadKind::Training || plan.parallelism.degree(Role::Pipeline) <= 1)
         return;
-    const std::int64_t replicas = std::int64_t(plan.parallelism.degree(Role::Data)) * plan.parallelism.degree(Role::Fsdp)
-                                  * plan.parallelism.degree(Role::Expert);
-    const std::int64_t local = (plan.training.globalBatch + replicas - 1) / replicas;
-    plan.parallelism.microbatches = static_cast<int>(std::clamp<std::int64_t>(local, 1, 1'000'000));
+    // In doubles: the degrees are not yet checked against the mesh, and their product may overflow.
+    const double replicas = double(plan.parallelism.degree(Role::Data)) * plan.parallelism.degree(Role::Fsdp)
+                            * plan.parallelism.degree(Role::Expert);
+    const double local = std::ceil(double(plan.training.globalBatch) / std::max(1.0, replicas));
+    plan.parallelism.microbatches = static_cast<int>(std::clamp(local, 1.0, 1'000'000.0));
 }
 
 /// workload.stack: one of `known` (the stacks of this kind of workload), or "" when absent.
