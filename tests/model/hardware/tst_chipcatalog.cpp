@@ -357,6 +357,9 @@ private slots:
         QCOMPARE(partial->achievable.hbmEfficiency, h100.achievable.hbmEfficiency);
         QCOMPARE(partial->figureOwner("flops_fraction"), std::string("h100-96gb-hbm2e"));
         QCOMPARE(partial->figureOwner("hbm_efficiency"), std::string("h100-sxm"));
+        // Its own flops_fraction is not overridden by the reference's benchmark pair.
+        QCOMPARE(partial->achievable.matmulBenchmarkFraction, 0.0);
+        QCOMPARE(partial->achievableFlopsFraction(DType::Bf16), 0.5);
 
         // 500 TFLOP/s: A100's 312 is 1.60x away, H100's 989 1.98x.
         mine["peak_flops"] = {{"bf16", 500e12}};

@@ -773,7 +773,10 @@ private slots:
         doc["parallelism"]["microbatches"] = 2;
         QCOMPARE(parsePlan(doc)->parallelism.microbatches, 2);
         // Without a pipeline, absent still means one microbatch: no gradient accumulation.
-        QCOMPARE(parsePlan(invariantPlan())->parallelism.microbatches, 1);
+        json unpipelined = invariantPlan();
+        unpipelined["parallelism"].erase("microbatches");
+        QVERIFY(!unpipelined["parallelism"].contains("microbatches"));
+        QCOMPARE(parsePlan(unpipelined)->parallelism.microbatches, 1);
         // 1F1B's bubble is (stages - 1) passes of one microbatch: here of an eighth of the local
         // batch, read literally of all of it.
         doc["parallelism"].erase("microbatches");
