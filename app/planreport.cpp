@@ -169,6 +169,11 @@ QString modelHtml(const m::Plan &plan, const m::Evaluation &e)
     if (s.moe)
         t += row(tr("Experts"), QStringLiteral("%1 routed, %2 per token, %3 shared")
                                      .arg(s.moe->experts).arg(s.moe->expertsPerToken).arg(s.moe->sharedExperts));
+    if (s.slidingWindow)
+        t += row(tr("Sliding window"), tr("%1 tokens in %2 of %3 layers")
+                                           .arg(s.slidingWindow->window)
+                                           .arg(s.slidingWindow->localLayers)
+                                           .arg(s.layers));
     t += row(tr("Vocabulary"), QString::number(s.vocab));
     return t + QStringLiteral("</table>");
 }

@@ -47,6 +47,11 @@ QString modelToolTip(const model::ModelSpec &spec)
                .arg(spec.vocab);
     if (spec.moe)
         tip += QStringLiteral("<br>") + tr("MoE: %1 experts, %2 per token").arg(spec.moe->experts).arg(spec.moe->expertsPerToken);
+    if (spec.slidingWindow)
+        tip += QStringLiteral("<br>") + tr("Sliding window: %1 tokens in %2 of %3 layers")
+                                            .arg(spec.slidingWindow->window)
+                                            .arg(spec.slidingWindow->localLayers)
+                                            .arg(spec.layers);
     tip += QStringLiteral("<br><i>") + tr("Drag onto the mesh to plan it (or double-click).") + QStringLiteral("</i>");
     return tip;
 }

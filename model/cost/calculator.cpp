@@ -351,7 +351,7 @@ json modelCall(const json &args)
             {"forward_flops_per_token", forwardFlopsPerToken(model, seqLen)},
             {"attention_flops_fraction", (training - matmulOnly) / training},
             {"kv_cache_bytes_per_token", kvToken},
-            {"kv_cache_bytes_per_sequence", kvToken * double(seqLen)}};
+            {"kv_cache_bytes_per_sequence", kvToken * cachedTokens(model, double(seqLen))}};
 }
 
 // The book's budget arithmetic (ch. 4-6): 6 x N x D FLOPs at a given MFU on a number of chips.

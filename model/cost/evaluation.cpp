@@ -139,10 +139,16 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
                    "Mixture of Experts (MoE)");
     const auto [qk, v] = attentionHeadDims(m);
     const double matmulParams = double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel);
+    const bool windowed = m.slidingWindow.has_value();
+    const std::string keysNote = windowed ? "keys a query attends to, averaged over the layers: seq_len (" + formatNumber(double(seqLen))
+                                                + ") in a global layer, at most the window (" + formatNumber(double(m.slidingWindow->window))
+                                                + ") in the " + std::to_string(m.slidingWindow->localLayers) + " local ones"
+                                          : "plan: the sequence (or prompt) length";
     why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
-               "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
+               windowed ? "2 * matmul_params + 2 * attended_keys * heads * (d_qk + d_v) * layers"
+                        : "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
                {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
-                {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
+                {windowed ? "attended_keys" : "seq_len", attendedKeys(m, double(seqLen)), "", keysNote},
                 {"heads", double(m.heads), "", "model: query heads"},
                 {"d_qk", qk, "", "model: query/key head dimension"},
                 {"d_v", v, "", "model: value head dimension"},

@@ -134,6 +134,8 @@ private:
     /// The KV-cache bytes one chip reads in a decode step: its share of every stage's cache, the
     /// stages reading one after another.
     double decodeKvBytes(double batch, double context) const;
+    /// What the decode derivations' `context` is: the mean context, windowed where layers are local.
+    std::string contextNote() const;
     double weightBytesPerChip() const;
     /// The layers' weights over the whole model: outside the routed experts (embeddings not
     /// included) and in them.
@@ -283,6 +285,14 @@ double InferenceCost::kvShards(double batch) const
     return double(m_pp) * m_cp * std::min(group, m_kvHeadUnits * std::max(1.0, batch));
 }
 
+std::string InferenceCost::contextNote() const
+{
+    if (!m_model.slidingWindow)
+        return "the mean context over the generation: prompt_len + generate_len / 2";
+    return "the mean context over the generation (prompt_len + generate_len / 2) as the layers keep it: a local "
+           "layer only its window of " + formatNumber(double(m_model.slidingWindow->window)) + " tokens (averaged over the layers)";
+}
+
 double InferenceCost::decodeKvBytes(double batch, double context) const
 {
     return batch * context * m_kvPerToken / (kvShards(batch) / m_pp);
@@ -428,10 +438,12 @@ void InferenceCost::recordOperations(const std::string &prefix, double rows, dou
                  wb * logitsW / m_lanes + act * r * (d + double(m.vocab) / tp), 1.0);
 }
 
-InferenceCost::Phase InferenceCost::decodeStep(double batch, double context, bool record)
+InferenceCost::Phase InferenceCost::decodeStep(double batch, double meanContext, bool record)
 {
     const ModelSpec &m = m_model;
     Phase ph;
+    // A local layer keeps and reads only its window: the cached tokens per layer, averaged over them.
+    const double context = cachedTokens(m, meanContext);
     // Weights read per step: with MoE only the experts some token picked (expected distinct
     // choices of batch x k draws among E).
     double expertFraction = 1.0;
@@ -550,8 +562,10 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double tokens = sequences * prompt;
     const double matmulParams = activeMatmulWeights();
     const auto [qk, v] = attentionHeadDims(m);
-    // Causal attention over the prompt: on average each token attends to half of it.
-    const double attention = 2.0 * prompt * 0.5 * m.heads * (qk + v) * m.layers;
+    // Causal attention over the prompt: on average each token attends to half of it (a local layer
+    // to at most its window).
+    const double attended = causalAttendedKeys(m, prompt);
+    const double attention = 2.0 * attended * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
     ph.flops = (2.0 * matmulParams * matmulShape() * prefillExpertSorting().factor() + attention * m_prefillAttentionSlowdown)
@@ -565,7 +579,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     if (m_mode == CostMode::Achievable)
         ph.elementwise = kDecodeElementwiseTensors * tokens * double(m.dModel) * m_actBytes * m.layers / (m_lanes * m_hbm);
     if (record) // the attention kernel reads the prompt's keys and values as the cache stores them
-        recordOperations("prefill: ", tokens, 0.5 * prompt, tokens * m_kvPerToken / m.layers * m_pp / kvShards(sequences),
+        recordOperations("prefill: ", tokens, attended, tokens * m_kvPerToken / m.layers * m_pp / kvShards(sequences),
                          1.0);
     const std::size_t firstPrefillCollective = m_out.collectives.size();
 
@@ -616,7 +630,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         }
     }
     if (m_cp > 1) {
-        const double kv = prompt * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
+        const double kv = cachedTokens(m, prompt) * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
         const double ring = collectiveTime(CollectiveOp::AllGather, Role::Context, kv);
         const double attnPerLayer = attention * m_prefillAttentionSlowdown / m.layers * prompt / (m_lanes * m_peak);
         comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
@@ -760,7 +774,10 @@ void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, doub
                  "Memory at inference");
     m_why.record("memory_per_chip.kv_cache", mem.kvCache, "batch * (max_context * kv_bytes_per_token) / kv_shards",
                  {{"batch", batch, "", "sequences per decoding replica: ceil(inference.batch / replicas)"},
-                  {"max_context", maxContext, "", "plan: prompt_len + generate_len, the longest context"},
+                  {"max_context", cachedTokens(m, maxContext), "",
+                   m.slidingWindow ? "prompt_len + generate_len, the longest context, as the layers keep it: a local "
+                                     "layer only its window (averaged over the layers)"
+                                   : "plan: prompt_len + generate_len, the longest context"},
                   {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
                   {"kv_shards", kvShards(batch), "",
                    "chips the cache is split over: pipeline × context × min(tensor × expert, KV heads × batch) (book: "
@@ -854,7 +871,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         "decode_kv_read_s", kvRead,
         "batch * context * kv_bytes_per_token / (kv_shards / pipeline) / (hbm_bandwidth * kv_efficiency)",
         {batchValue,
-         {"context", context, "", "the mean context over the generation: prompt_len + generate_len / 2"},
+         {"context", context, "", contextNote()},
          {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
          {"kv_shards", kvShards(batch), "", "chips the cache is split over"},
          {"pipeline", double(m_pp), "", "plan: pipeline-parallel degree (stages read their share one after another)"},
@@ -864,7 +881,7 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         "decode_attention_flops_s", attnFlops,
         "2 * batch * context * heads * (d_qk + d_v) * layers / (lanes * (peak_flops * flops_fraction))",
         {batchValue,
-         {"context", context, "", "the mean context over the generation"},
+         {"context", context, "", contextNote()},
          {"heads", double(m.heads), "", "model: query heads"},
          {"d_qk", qk, "", "model: query/key head dimension"},
          {"d_v", v, "", "model: value head dimension"},
@@ -1091,7 +1108,7 @@ std::optional<Error> InferenceCost::run()
     MemoryBreakdown mem;
     mem.params = weightBytesPerChip();
     const double maxContext = prompt + generate;
-    const double kvPerSequence = maxContext * m_kvPerToken;
+    const double kvPerSequence = cachedTokens(m, maxContext) * m_kvPerToken; // local layers keep their window
     mem.kvCache = batch * kvPerSequence / kvShards(batch);
     mem.activations = prompt / m_cp * (4.0 * double(m.dModel) + 3.0 * double(std::max(m.dFf, m.moe ? m.moe->dFfExpert : 0)) / m_tp)
                       * m_actBytes;
@@ -1104,7 +1121,7 @@ std::optional<Error> InferenceCost::run()
     m_out.perChip.push_back({disaggregated ? "decode chips" : "every chip", std::int64_t(decodeReplicas) * perReplica, mem});
     if (disaggregated) {
         MemoryBreakdown pre = mem;
-        pre.kvCache = prompt * m_kvPerToken / kvShards(1.0);
+        pre.kvCache = cachedTokens(m, prompt) * m_kvPerToken / kvShards(1.0);
         pre.total = pre.params + pre.kvCache + pre.activations;
         pre.fits = pre.total <= pre.capacity;
         m_out.perChip.push_back({"prefill chips", m_spec.prefillChips, pre});
@@ -1133,7 +1150,7 @@ std::optional<Error> InferenceCost::run()
         // The prompt's KV cache travels from a prefill replica to a decode replica.
         const double link = m_chip.isTpu() ? m_chip.dcnBandwidth * double(perReplica)
                                            : m_chip.scaleOut->nodeEgressBandwidth / m_t.axes()[0].size * double(perReplica);
-        kvTransfer = prompt * m_kvPerToken / link;
+        kvTransfer = cachedTokens(m, prompt) * m_kvPerToken / link;
         prefillAll = std::ceil(double(m_spec.batch) / prefillReplicas) * onePrefill.total();
         prefill(std::ceil(double(m_spec.batch) / prefillReplicas), true);
         ttft = onePrefill.total() + kvTransfer + first.total();
@@ -1254,7 +1271,10 @@ std::optional<Error> InferenceCost::run()
                           {"kv_shards", spread ? full : kvShards(1.0), "",
                            spread ? "a batch this large spreads the cache over every chip of a replica"
                                   : "the cache of a batch this small is split over the KV heads only"},
-                          {"max_context", maxContext, "", "plan: prompt_len + generate_len"},
+                          {"max_context", cachedTokens(m, maxContext), "",
+                           m.slidingWindow ? "prompt_len + generate_len as the layers keep it: a local layer only its "
+                                             "window (averaged over the layers)"
+                                           : "plan: prompt_len + generate_len"},
                           {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
                           {"replicas", decodeReplicas, "", "decoding replicas"}},
                          "The largest batch whose KV cache fits in the HBM the weights and a prefill leave free: the "

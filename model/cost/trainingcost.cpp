@@ -367,7 +367,9 @@ LayerCost TrainingCost::layerCost(bool moe) const
     const double attention = double(m_params.attentionPerLayer) / tp;
     c.matmulFlops = 2.0 * attention;
     const bool flash = m_train.flashAttention;
-    c.attnCoreFlops = 2.0 * T * (m.heads / tp) * (qkDim + vDim) * (flash ? 0.5 : 1.0);
+    // A fused kernel skips the masked blocks (and, in a local layer, the keys past the window); an
+    // unfused one computes every score and masks them afterwards.
+    c.attnCoreFlops = 2.0 * (flash ? causalAttendedKeys(m, T) : T) * (m.heads / tp) * (qkDim + vDim);
     c.scoreElements = flash ? 0.0 : (m.heads / tp) * T;
     c.weightElements = attention;
 
@@ -1326,8 +1328,7 @@ std::optional<Error> TrainingCost::run()
     step.tokens = double(m_train.globalBatch) * T;
     // Model FLOPs count attention as causal kernels execute it (half the book's T^2 term), so that
     // MFU compares like with like against the compute time above (and matches MaxText's count).
-    const double matmulPerToken = trainingFlopsPerToken(m, 0);
-    step.flops = step.tokens * (matmulPerToken + 0.5 * (m_out.flopsPerToken - matmulPerToken));
+    step.flops = step.tokens * causalTrainingFlopsPerToken(m, m_train.seqLen);
     if (m_why.on()) {
         m_why.record("step.compute_s", step.compute, "microbatches * stage_microbatch_s",
                      {{"microbatches", mb, "", "plan: parallelism.microbatches"},
@@ -1361,14 +1362,29 @@ std::optional<Error> TrainingCost::run()
                       {"seq_len", T, "", "plan: training.seq_len"}},
                      "The tokens of one step: the global batch of sequences times their length.", "5",
                      "Notation and the simplified model");
-        m_why.record("step.flops", step.flops,
-                     "tokens * (matmul_flops_per_token + 0.5 * (flops_per_token - matmul_flops_per_token))",
-                     {{"tokens", step.tokens, "step.tokens", ""},
-                      {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
-                      {"flops_per_token", m_out.flopsPerToken, "", "model.flops_per_token: 6·N plus attention at this sequence length"}},
-                     "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), plus "
-                     "attention, counted as a causal kernel runs it (half of the book's full T² term). No recompute.",
-                     "4", "Whole-model totals and the 6·N·T rule");
+        const double matmulPerToken = trainingFlopsPerToken(m, 0);
+        if (m.slidingWindow) {
+            const double causalAttention = step.flops / step.tokens - matmulPerToken;
+            m_why.record("step.flops", step.flops, "tokens * (matmul_flops_per_token + causal_attention_flops_per_token)",
+                         {{"tokens", step.tokens, "step.tokens", ""},
+                          {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
+                          {"causal_attention_flops_per_token", causalAttention, "",
+                           "6 · 2·heads·(d_qk + d_v)·layers × the keys a query attends to causally, averaged over "
+                           "the layers (a local layer's window caps them)"}},
+                         "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), "
+                         "plus attention, counted as a causal kernel runs it; a sliding-window layer attends to its "
+                         "window only. No recompute.",
+                         "4", "Whole-model totals and the 6·N·T rule");
+        } else {
+            m_why.record("step.flops", step.flops,
+                         "tokens * (matmul_flops_per_token + 0.5 * (flops_per_token - matmul_flops_per_token))",
+                         {{"tokens", step.tokens, "step.tokens", ""},
+                          {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
+                          {"flops_per_token", m_out.flopsPerToken, "", "model.flops_per_token: 6·N plus attention at this sequence length"}},
+                         "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), plus "
+                         "attention, counted as a causal kernel runs it (half of the book's full T² term). No recompute.",
+                         "4", "Whole-model totals and the 6·N·T rule");
+        }
     }
 
     // Pipeline bubble of the schedule, in microbatch stage times tMb = F + B.

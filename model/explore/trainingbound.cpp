@@ -133,7 +133,9 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
 
     Layer l;
     const double attention = double(m_params.attentionPerLayer) / tp;
-    l.attentionFlops = 2.0 * T * heads * (qkDim + vDim) * (flash ? 0.5 : 1.0);
+    // A fused kernel skips the masked blocks (and, in a local layer, the keys past the window); an
+    // unfused one computes every score and masks them afterwards.
+    l.attentionFlops = 2.0 * (flash ? causalAttendedKeys(m, T) : T) * heads * (qkDim + vDim);
     l.scoreElements = flash ? 0.0 : heads * T;
     l.weightElements = attention;
     l.matmulFlops = 2.0 * attention;

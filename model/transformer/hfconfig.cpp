@@ -82,6 +82,7 @@ public:
         m.headDim = readHeadDim(m);
         readMoe(m);
         m.dFf = readFfWidth(m);
+        readSlidingWindow(m);
 
         if (auto error = validateModel(m, m_path))
             throw FieldError(renamed(error->path), error->message);
@@ -237,6 +238,43 @@ private:
         // DeepSeek-V3's aux-loss-free routing adds a per-expert correction bias to the router.
         e.routerBias = m_type == "deepseek_v3" || jf::stringOr(m_lm, "topk_method", m_path, "") == "noaux_tc";
         m.moe = e;
+    }
+
+    /// Which layers attend through a window, as transformers builds them: an explicit layer_types
+    /// list wins; else Gemma 2 alternates (even layers local), Gemma 3 keeps one global layer in
+    /// sliding_window_pattern, Qwen windows the layers from max_window_layers on and only with
+    /// use_sliding_window, and the rest (Mistral, Phi-3, Starcoder2) window every layer.
+    void readSlidingWindow(ModelSpec &m)
+    {
+        const char *key = firstPresent({"sliding_window", "sliding_window_size"});
+        if (!key)
+            return;
+        const bool qwen = startsWith(m_type, "qwen2") || startsWith(m_type, "qwen3");
+        if (qwen && !jf::boolean(m_lm, "use_sliding_window", m_path, false))
+            return;
+        SlidingWindowSpec w;
+        w.window = optional({key}, "sliding_window", 1, kMaxWidth, 0);
+        if (jf::has(m_lm, "layer_types")) {
+            const json &types = m_lm.at("layer_types");
+            if (!types.is_array() || types.size() != std::size_t(m.layers))
+                throw FieldError(jf::join(m_path, "layer_types"),
+                                 "must list one type for each of the " + std::to_string(m.layers) + " layers");
+            for (const json &t : types)
+                if (t.is_string() && t.get<std::string>() == "sliding_attention")
+                    ++w.localLayers;
+        } else if (m_type == "gemma2") {
+            w.localLayers = (m.layers + 1) / 2;
+        } else if (startsWith(m_type, "gemma3")) {
+            const std::int64_t pattern = optional({"sliding_window_pattern", "_sliding_window_pattern"},
+                                                  "sliding_window_pattern", 1, kMaxCount, 6);
+            w.localLayers = m.layers - int(m.layers / pattern);
+        } else if (qwen) {
+            w.localLayers = m.layers - int(optional({"max_window_layers"}, "max_window_layers", 0, m.layers, m.layers));
+        } else {
+            w.localLayers = m.layers;
+        }
+        if (w.localLayers > 0)
+            m.slidingWindow = w;
     }
 
     std::int64_t readFfWidth(const ModelSpec &m)

@@ -107,20 +107,64 @@ std::pair<double, double> attentionHeadDims(const ModelSpec &m)
     return {double(m.headDim), double(m.headDim)};
 }
 
-double forwardFlopsPerToken(const ModelSpec &m, std::int64_t seqLen)
+namespace {
+
+/// The share of layers with a window, and the window (0 when every layer is global).
+std::pair<double, double> localShare(const ModelSpec &m)
+{
+    if (!m.slidingWindow || m.slidingWindow->window <= 0 || m.layers <= 0)
+        return {0.0, 0.0};
+    return {double(std::clamp(m.slidingWindow->localLayers, 0, m.layers)) / m.layers, double(m.slidingWindow->window)};
+}
+
+/// Forward FLOPs per token of the weight matmuls: every active parameter is touched by one
+/// multiply-add per token, except the embedding lookup; the output projection is a matmul even
+/// when its weights are tied.
+double matmulFlopsPerToken(const ModelSpec &m)
 {
     const ParamCounts c = countParams(m);
-    // Every active parameter is touched by one multiply-add per token, except the embedding
-    // lookup; the output projection is a matmul even when its weights are tied.
-    const double matmulParams = double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel);
+    return 2.0 * (double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel));
+}
+
+double attentionFlopsPerKey(const ModelSpec &m)
+{
     const auto [qk, v] = attentionHeadDims(m);
-    const double attention = 2.0 * double(seqLen) * m.heads * (qk + v) * m.layers;
-    return 2.0 * matmulParams + attention;
+    return 2.0 * m.heads * (qk + v) * m.layers;
+}
+
+} // namespace
+
+double attendedKeys(const ModelSpec &m, double seqLen)
+{
+    const auto [local, window] = localShare(m);
+    return (1.0 - local) * seqLen + local * std::min(seqLen, window);
+}
+
+double causalAttendedKeys(const ModelSpec &m, double seqLen)
+{
+    const auto [local, window] = localShare(m);
+    const double inWindow = seqLen <= window ? seqLen / 2.0 : window - window * window / (2.0 * seqLen);
+    return (1.0 - local) * seqLen / 2.0 + local * inWindow;
+}
+
+double cachedTokens(const ModelSpec &m, double context)
+{
+    return attendedKeys(m, context);
+}
+
+double forwardFlopsPerToken(const ModelSpec &m, std::int64_t seqLen)
+{
+    return matmulFlopsPerToken(m) + attentionFlopsPerKey(m) * attendedKeys(m, double(seqLen));
 }
 
 double trainingFlopsPerToken(const ModelSpec &m, std::int64_t seqLen)
 {
     return 3.0 * forwardFlopsPerToken(m, seqLen);
+}
+
+double causalTrainingFlopsPerToken(const ModelSpec &m, std::int64_t seqLen)
+{
+    return 3.0 * (matmulFlopsPerToken(m) + attentionFlopsPerKey(m) * causalAttendedKeys(m, double(seqLen)));
 }
 
 double kvCacheBytesPerToken(const ModelSpec &m, DType kvDtype)
@@ -172,6 +216,14 @@ std::optional<Error> validateModel(const ModelSpec &m, const std::string &path)
             return Error{p + ".kv_lora_rank", "must be a positive integer"};
         if (a.vHeadDim < 1 || a.qkNopeHeadDim + a.qkRopeHeadDim < 1)
             return Error{p + ".v_head_dim", "head widths must be positive"};
+    }
+    if (m.slidingWindow) {
+        const std::string p = jf::join(path, "sliding_window");
+        if (m.slidingWindow->window < 1)
+            return Error{p + ".window", "must be a positive number of tokens"};
+        if (m.slidingWindow->localLayers < 0 || m.slidingWindow->localLayers > m.layers)
+            return Error{p + ".local_layers", "must be from 0 to layers (" + std::to_string(m.layers) + "), got "
+                                                   + std::to_string(m.slidingWindow->localLayers)};
     }
     // In doubles first: countParams counts in 64-bit integers, which a hostile size overflows
     // (to -9.2e18 bytes and a negative MFU).
@@ -235,6 +287,19 @@ ModelSpec readModel(const json &o, const std::string &path)
         spec.vHeadDim = static_cast<int>(jf::integer(a, "v_head_dim", p, 1, 100000));
         m.mla = spec;
     }
+    if (jf::has(o, "sliding_window")) {
+        const json &w = o.at("sliding_window");
+        const std::string p = jf::join(path, "sliding_window");
+        SlidingWindowSpec spec;
+        if (w.is_object()) {
+            spec.window = jf::integer(w, "window", p, 1, kBig);
+            spec.localLayers = static_cast<int>(jf::integerOr(w, "local_layers", p, 0, m.layers, m.layers));
+        } else {
+            spec.window = jf::integer(o, "sliding_window", path, 1, kBig);
+            spec.localLayers = m.layers;
+        }
+        m.slidingWindow = spec;
+    }
     if (auto error = validateModel(m, path))
         throw FieldError(error->path, error->message);
     return m;
@@ -287,6 +352,8 @@ json modelToJson(const ModelSpec &m)
                     {"qk_nope_head_dim", m.mla->qkNopeHeadDim},
                     {"qk_rope_head_dim", m.mla->qkRopeHeadDim},
                     {"v_head_dim", m.mla->vHeadDim}};
+    if (m.slidingWindow)
+        o["sliding_window"] = {{"window", m.slidingWindow->window}, {"local_layers", m.slidingWindow->localLayers}};
     return o;
 }
 

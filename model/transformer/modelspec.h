@@ -38,6 +38,14 @@ struct MlaSpec {
     int vHeadDim = 0;
 };
 
+/// Local (sliding-window) attention: some layers let a query see only the last `window` tokens,
+/// itself included (Mistral 7B v0.1 in every layer, Gemma 2 and gpt-oss in every other, Gemma 3 in
+/// five of six). Costs are summed over layers, so only the count of local layers matters.
+struct SlidingWindowSpec {
+    std::int64_t window = 0; ///< keys a local layer's query attends to, at most
+    int localLayers = 0;     ///< layers with the window; the others attend to the whole context
+};
+
 struct ModelSpec {
     std::string id;   ///< catalog id ("llama-3-70b"), or the name of an imported config
     std::string name; ///< for display ("LLaMA-3 70B")
@@ -56,6 +64,7 @@ struct ModelSpec {
     bool qkNorm = false;               ///< per-head RMSNorm on queries and keys (Qwen3)
     std::optional<MoeSpec> moe;
     std::optional<MlaSpec> mla;
+    std::optional<SlidingWindowSpec> slidingWindow;
 
     bool isMoeLayer(int layer) const;
     int moeLayerCount() const;
@@ -82,11 +91,24 @@ double paramCountBound(const ModelSpec &model);
 /// Query-key and value widths of one head, as the attention matmuls see them (MLA's differ).
 std::pair<double, double> attentionHeadDims(const ModelSpec &m);
 
+/// Keys one query attends to, averaged over the layers, in a sequence of `seqLen` tokens: the book's
+/// non-causal count (T in a global layer, min(T, window) in a local one).
+double attendedKeys(const ModelSpec &model, double seqLen);
+/// The same under a causal mask as a fused kernel visits it: T/2 in a global layer; in a local one
+/// T/2 up to the window, then W − W²/(2T) (the first W queries see their prefix, the rest W keys).
+double causalAttendedKeys(const ModelSpec &model, double seqLen);
+/// Tokens of keys and values one layer keeps for a context of `context` tokens, averaged over the
+/// layers (a local layer keeps only its window).
+double cachedTokens(const ModelSpec &model, double context);
+
 /// Training FLOPs per token: 6 x (active matmul parameters, unembedding included, input embedding
-/// not) + attention 12·L·T·N·(d_qk + d_v)/2 (book ch. 4, non-causal, as the book counts it).
+/// not) + attention 12·L·T·N·(d_qk + d_v)/2 (book ch. 4, non-causal, as the book counts it; a local
+/// layer counts its window instead of T).
 double trainingFlopsPerToken(const ModelSpec &model, std::int64_t seqLen);
 /// The forward pass alone: one third of the above.
 double forwardFlopsPerToken(const ModelSpec &model, std::int64_t seqLen);
+/// Training FLOPs per token with attention counted as causal kernels run it (MFU's convention).
+double causalTrainingFlopsPerToken(const ModelSpec &model, std::int64_t seqLen);
 /// KV cache bytes per token for the whole model: 2·L·K·H (GQA/MQA/MHA) or L·(kv_lora + rope) (MLA).
 double kvCacheBytesPerToken(const ModelSpec &model, DType kvDtype);
 
@@ -95,7 +117,8 @@ double kvCacheBytesPerToken(const ModelSpec &model, DType kvDtype);
 std::optional<Error> validateModel(const ModelSpec &model, const std::string &path);
 
 /// Reads an inline architecture object (plan-format.md keys: name, layers, d_model, d_ff, heads,
-/// kv_heads, head_dim, vocab, mlp, tied_embeddings, moe{...}, mla{...}).
+/// kv_heads, head_dim, vocab, mlp, tied_embeddings, moe{...}, mla{...}, sliding_window: a window
+/// in tokens for every layer, or {window, local_layers}).
 Expected<ModelSpec> modelFromJson(const nlohmann::json &object, const std::string &path);
 nlohmann::json modelToJson(const ModelSpec &model);
 

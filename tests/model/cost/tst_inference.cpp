@@ -701,6 +701,37 @@ private slots:
         const std::string text = evaluationToJson(e, false).dump();
         QVERIFY(text.find("null") == std::string::npos);
     }
+
+    // A sliding-window layer keeps and reads only its window. Gemma 2 9B (4096 tokens in 21 of 42
+    // layers) on one H100 at a 30,720-token prompt plus 2,048 generated: the cache per sequence is
+    // (32768 + 4096) / 2 = 18,432 tokens per layer instead of 32,768 (0.5625 of it); the mean decode
+    // step reads (31744 + 4096) / 2 = 17,920 instead of 31,744. kv_cache_bytes_per_token stays the
+    // whole model's per token, as the contract defines it.
+    void slidingWindowCachesOnlyItsWindow()
+    {
+        const auto gemma = [](bool windowed) {
+            json doc = gpuPlan("gemma-2-9b", 1, 4, 30720, 2048);
+            json model = modelToJson(*ModelCatalog::builtin().find("gemma-2-9b"));
+            if (!windowed)
+                model.erase("sliding_window");
+            doc["model"] = model;
+            return doc;
+        };
+        const Evaluation local = run(gemma(true));
+        const Evaluation global = run(gemma(false));
+        QCOMPARE(local.inference->kvCacheBytesPerToken, global.inference->kvCacheBytesPerToken);
+        QVERIFY(std::fabs(local.serving.kvCacheBytesPerSequence / global.serving.kvCacheBytesPerSequence - 18432.0 / 32768.0) < 1e-12);
+        QVERIFY(std::fabs(local.memory.kvCache / global.memory.kvCache - 18432.0 / 32768.0) < 1e-12);
+        QVERIFY(std::fabs(local.serving.decodeKvS / global.serving.decodeKvS - 17920.0 / 31744.0) < 1e-9);
+        QVERIFY(local.serving.maxBatch > global.serving.maxBatch);
+        QVERIFY(local.inference->prefillS < global.inference->prefillS);
+        // A context inside the window costs the same either way.
+        json shortDoc = gemma(true);
+        shortDoc["workload"]["prompt_len"] = 2048;
+        json shortGlobal = gemma(false);
+        shortGlobal["workload"]["prompt_len"] = 2048;
+        QCOMPARE(run(shortDoc).inference->tokensPerS, run(shortGlobal).inference->tokensPerS);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestInference)

@@ -1150,6 +1150,46 @@ private slots:
         QVERIFY2(rms < 0.1, qPrintable(QString::number(rms)));
     }
 
+    // A sliding-window layer attends to its window only (Gemma 2 9B: 4096 tokens in 21 of 42 layers).
+    // Model FLOPs per token at 8192 tokens lose 3 x 688,128 x (4096 - 3584) = 1.057e9 of the causal
+    // attention term against the same model with every layer global (tst_modelspec derives the keys);
+    // at 4096 tokens, inside the window, nothing changes. The achievable step shrinks with them.
+    void slidingWindowAttendsOnlyItsWindow()
+    {
+        const auto gemmaPlan = [](bool windowed, std::int64_t seqLen) {
+            json model = modelToJson(*ModelCatalog::builtin().find("gemma-2-9b"));
+            if (!windowed)
+                model.erase("sliding_window");
+            json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
+                          {{"fsdp", 8}}, seqLen, 8);
+            p["workload"]["remat"] = "full";
+            return p;
+        };
+        for (const CostMode mode : {CostMode::Ideal, CostMode::Achievable}) {
+            const Evaluation local = run(gemmaPlan(true, 8192), mode);
+            const Evaluation global = run(gemmaPlan(false, 8192), mode);
+            const double tokens = 8.0 * 8192;
+            QCOMPARE(local.step.tokens, tokens);
+            QVERIFY(std::fabs((global.step.flops - local.step.flops) / tokens / (3.0 * 688'128.0 * 512.0) - 1.0) < 1e-9);
+            QVERIFY(local.step.compute < global.step.compute);
+            QVERIFY(local.step.time < global.step.time);
+            // The book's count (model.flops_per_token) drops by 3 x 688,128 x (8192 - 6144).
+            QVERIFY(std::fabs((global.flopsPerToken - local.flopsPerToken) / (3.0 * 688'128.0 * 2048.0) - 1.0) < 1e-9);
+            const Evaluation inside = run(gemmaPlan(true, 4096), mode);
+            const Evaluation insideGlobal = run(gemmaPlan(false, 4096), mode);
+            QCOMPARE(inside.step.time, insideGlobal.step.time);
+            QCOMPARE(inside.step.flops, insideGlobal.step.flops);
+        }
+        // Ideal mode runs attention at the peak: the compute saved is the attention FLOPs saved per
+        // chip, forward, backward and the full-remat forward again (4 / 3 of the model's 3 passes).
+        const Evaluation local = run(gemmaPlan(true, 8192));
+        const Evaluation global = run(gemmaPlan(false, 8192));
+        const double peak = ChipCatalog::builtin().find("h100-sxm")->peakFlops(DType::Bf16);
+        const double saved = 8.0 * 8192 * 4.0 * 688'128.0 * 512.0 / 8.0 / peak;
+        QVERIFY2(std::fabs((global.step.compute - local.step.compute) / saved - 1.0) < 1e-6,
+                 qPrintable(QString::number(global.step.compute - local.step.compute) + " vs " + QString::number(saved)));
+    }
+
 private:
     static json readJson(const QString &file)
     {
@@ -1171,6 +1211,7 @@ private:
               m.contains("known_gap") ? " (known gap)" : "");
         return ratio;
     }
+
 };
 
 QTEST_APPLESS_MAIN(TestTraining)

@@ -145,6 +145,118 @@ private slots:
         QCOMPARE(qint64(a.active), qint64(b.active));
         QCOMPARE(kvCacheBytesPerToken(*imported, DType::Bf16), kvCacheBytesPerToken(p, DType::Bf16));
         QCOMPARE(trainingFlopsPerToken(*imported, 4096), trainingFlopsPerToken(p, 4096));
+        QCOMPARE(imported->slidingWindow.has_value(), p.slidingWindow.has_value());
+        if (p.slidingWindow) {
+            QCOMPARE(imported->slidingWindow->window, p.slidingWindow->window);
+            QCOMPARE(imported->slidingWindow->localLayers, p.slidingWindow->localLayers);
+        }
+        QCOMPARE(trainingFlopsPerToken(*imported, 32768), trainingFlopsPerToken(p, 32768));
+    }
+
+    // Which layers attend through a window, read as transformers builds them (configuration_*.py of
+    // each family): an explicit layer_types list wins; Gemma 2 windows its even layers; Gemma 3 five
+    // of every six; Qwen only with use_sliding_window, from max_window_layers on; Mistral all.
+    void slidingWindowFromConfigs_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<qint64>("window");
+        QTest::addColumn<int>("localLayers");
+        QTest::newRow("gemma-2-9b fixture: 21 of 42") << QByteArray::fromStdString(fixtureText("gemma-2-9b.json"))
+                                                    << qint64(4096) << 21;
+        QTest::newRow("mixtral: sliding_window null") << QByteArray::fromStdString(fixtureText("mixtral-8x7b.json"))
+                                                      << qint64(0) << 0;
+        QTest::newRow("qwen3-moe: use_sliding_window false") << QByteArray::fromStdString(fixtureText("qwen3-30b-a3b.json"))
+                                                             << qint64(0) << 0;
+        json qwen = fixture("qwen3-30b-a3b.json");
+        qwen["use_sliding_window"] = true;
+        qwen["sliding_window"] = 32768;
+        qwen["max_window_layers"] = 28;
+        QTest::newRow("qwen3-moe windowed from layer 28: 20 of 48") << QByteArray::fromStdString(qwen.dump())
+                                                                    << qint64(32768) << 20;
+        json mistral = fixture("llama-3-8b.json");
+        mistral["model_type"] = "mistral";
+        mistral["sliding_window"] = 4096;
+        QTest::newRow("mistral v0.1: every layer") << QByteArray::fromStdString(mistral.dump()) << qint64(4096) << 32;
+        json gemma3 = {{"model_type", "gemma3"},
+                       {"text_config",
+                        {{"model_type", "gemma3_text"}, {"hidden_size", 5376}, {"num_hidden_layers", 62},
+                         {"num_attention_heads", 32}, {"num_key_value_heads", 16}, {"head_dim", 128},
+                         {"intermediate_size", 21504}, {"vocab_size", 262208}, {"sliding_window", 1024},
+                         {"sliding_window_pattern", 6}}}};
+        QTest::newRow("gemma-3-27b: 62 - floor(62 / 6) = 52") << QByteArray::fromStdString(gemma3.dump())
+                                                              << qint64(1024) << 52;
+        json listed = fixture("llama-3-8b.json");
+        listed["model_type"] = "gpt_oss";
+        listed["sliding_window"] = 128;
+        listed["layer_types"] = json::array();
+        for (int i = 0; i < 32; ++i)
+            listed["layer_types"].push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+        QTest::newRow("layer_types: 16 of 32") << QByteArray::fromStdString(listed.dump()) << qint64(128) << 16;
+    }
+    void slidingWindowFromConfigs()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(qint64, window);
+        QFETCH(int, localLayers);
+        const auto model = modelFromHfConfigText(text.toStdString(), "config.json");
+        QVERIFY2(model.hasValue(), model.hasValue() ? "" : describe(model.error()).constData());
+        QCOMPARE(model->slidingWindow.has_value(), window > 0);
+        if (window > 0) {
+            QCOMPARE(qint64(model->slidingWindow->window), window);
+            QCOMPARE(model->slidingWindow->localLayers, localLayers);
+        }
+    }
+
+    // The keys a query attends to, by hand for Gemma 2 9B (window 4096 in 21 of 42 layers):
+    // - within the window nothing changes: T = 2048 gives T/2 = 1024 causally, T = 2048 in the book's count;
+    // - T = 8192: a global layer 8192 (book) and 4096 (causal); a local one 4096 and
+    //   4096 - 4096^2 / (2 * 8192) = 3072; the layers' mean 6144 and 3584;
+    // - cached at a context of 32768: (32768 + 4096) / 2 = 18432 tokens per layer.
+    void slidingWindowKeysByHand()
+    {
+        const ModelSpec &g = preset("gemma-2-9b");
+        QVERIFY(g.slidingWindow && g.slidingWindow->window == 4096 && g.slidingWindow->localLayers == 21);
+        QCOMPARE(attendedKeys(g, 2048), 2048.0);
+        QCOMPARE(causalAttendedKeys(g, 2048), 1024.0);
+        QCOMPARE(attendedKeys(g, 8192), 6144.0);
+        QCOMPARE(causalAttendedKeys(g, 8192), 3584.0);
+        QCOMPARE(cachedTokens(g, 32768), 18432.0);
+        // Per token and key: 2 * heads * (d_qk + d_v) * layers = 2 * 16 * 512 * 42 = 688,128 forward.
+        ModelSpec global = g;
+        global.slidingWindow.reset();
+        const double perKey = 688'128.0;
+        QCOMPARE(forwardFlopsPerToken(global, 8192) - forwardFlopsPerToken(g, 8192), perKey * (8192 - 6144));
+        QCOMPARE(causalTrainingFlopsPerToken(global, 8192) - causalTrainingFlopsPerToken(g, 8192),
+                 3.0 * perKey * (4096 - 3584));
+        // Without a window the causal count is half the book's attention term, as before.
+        QCOMPARE(causalTrainingFlopsPerToken(global, 8192),
+                 trainingFlopsPerToken(global, 0) + 0.5 * (trainingFlopsPerToken(global, 8192) - trainingFlopsPerToken(global, 0)));
+    }
+
+    // Inline architectures take the window as a number (every layer) or an object; bad values name the key.
+    void slidingWindowInline()
+    {
+        json o = modelToJson(preset("llama-3-8b"));
+        o["sliding_window"] = 4096;
+        auto m = modelFromJson(o, "model");
+        QVERIFY2(m.hasValue(), m.hasValue() ? "" : describe(m.error()).constData());
+        QVERIFY(m->slidingWindow && m->slidingWindow->window == 4096 && m->slidingWindow->localLayers == 32);
+        // modelToJson writes the object form, which reads back the same.
+        const auto again = modelFromJson(modelToJson(*m), "model");
+        QVERIFY(again.hasValue() && again->slidingWindow && again->slidingWindow->localLayers == 32);
+        o["sliding_window"] = json{{"window", 1024}, {"local_layers", 24}};
+        m = modelFromJson(o, "model");
+        QVERIFY(m.hasValue() && m->slidingWindow->window == 1024 && m->slidingWindow->localLayers == 24);
+        o["sliding_window"] = json{{"window", 1024}, {"local_layers", 33}};
+        m = modelFromJson(o, "model");
+        QVERIFY(!m.hasValue());
+        QCOMPARE(QString::fromStdString(m.error().path), QString("model.sliding_window.local_layers"));
+        o["sliding_window"] = 0;
+        m = modelFromJson(o, "model");
+        QVERIFY(!m.hasValue());
+        QCOMPARE(QString::fromStdString(m.error().path), QString("model.sliding_window"));
+        o["sliding_window"] = "4k";
+        QVERIFY(!modelFromJson(o, "model").hasValue());
     }
 
     void importedStructure()
@@ -469,6 +581,11 @@ private slots:
             << QByteArray(R"({"model_type": "gemma3", "text_config": {"num_hidden_layers": 34, "vocab_size": 1000,
                                                                       "num_attention_heads": 8}})")
             << "config.text_config.hidden_size";
+        json types = fixture("llama-3-8b.json");
+        types["sliding_window"] = 128;
+        types["layer_types"] = {"sliding_attention", "full_attention"};
+        QTest::newRow("layer_types shorter than the layers") << QByteArray::fromStdString(types.dump())
+                                                             << "config.layer_types";
         QTest::newRow("not an object") << QByteArray("[1, 2, 3]") << "config";
 
         // Failures of the text itself name the file.
