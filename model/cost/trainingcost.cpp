@@ -173,6 +173,14 @@ public:
     std::optional<Error> run();
 
 private:
+    /// Where the microbatch count comes from, for the derivations.
+    std::string microbatchesNote() const
+    {
+        return m_par.microbatchesDefaulted ? "default: parallelism.microbatches left out of a pipelined plan, one "
+                                             "sequence per microbatch (the global batch over data × fsdp × expert)"
+                                           : "plan: parallelism.microbatches";
+    }
+
     std::optional<Error> validate();
     LayerCost layerCost(bool moe) const;
     /// Chooses the attention kernel and the rates of its passes (and the fp8 recipe's bf16 parts).
@@ -1180,7 +1188,7 @@ std::optional<Error> TrainingCost::run()
                     {"data", double(m_d.data), "", "plan: data-parallel degree"},
                     {"fsdp", double(m_d.fsdp), "", "plan: FSDP degree"},
                     {"expert", double(m_d.expert), "", "plan: expert-parallel degree (it splits the batch too)"},
-                    {"microbatches", double(m_par.microbatches), "", "plan: parallelism.microbatches"},
+                    {"microbatches", double(m_par.microbatches), "", microbatchesNote()},
                     {"seq_len", T, "", "plan: training.seq_len"},
                     {"context", double(m_d.context), "", "plan: context-parallel degree (splits each sequence)"}},
                    "The tokens one chip works on per microbatch: the batch split over the data-like axes, then into "
@@ -1331,20 +1339,20 @@ std::optional<Error> TrainingCost::run()
     step.flops = step.tokens * causalTrainingFlopsPerToken(m, m_train.seqLen);
     if (m_why.on()) {
         m_why.record("step.compute_s", step.compute, "microbatches * stage_microbatch_s",
-                     {{"microbatches", mb, "", "plan: parallelism.microbatches"},
+                     {{"microbatches", mb, "", microbatchesNote()},
                       {"stage_microbatch_s", tMb, "terms.stage_microbatch_s", ""}},
                      "Every microbatch passes through the busiest stage: the step's compute is the microbatches "
                      "times that stage's time per microbatch (recompute included).",
                      "5", "Notation and the simplified model");
         if (dualPipe()) {
             m_why.record("step.recompute_s", step.recompute, "microbatches * stage_recompute_s",
-                         {{"microbatches", mb, "", "plan: parallelism.microbatches"},
+                         {{"microbatches", mb, "", microbatchesNote()},
                           {"stage_recompute_s", tMbRecompute, "", "DualPipe: the mean recompute of this rank's stage and its mirror"}},
                          "The part of the compute spent running forward passes again for the backward.", "4",
                          "Gradient checkpointing");
         } else {
             std::string expression = "microbatches * (dense_layers * dense_recompute_s";
-            std::vector<DerivationValue> values{{"microbatches", mb, "", "plan: parallelism.microbatches"},
+            std::vector<DerivationValue> values{{"microbatches", mb, "", microbatchesNote()},
                                                 {"dense_layers", double(stageDense), "", "dense layers on the busiest stage"},
                                                 {"dense_recompute_s", denseRecompute, "terms.dense_layer_recompute_s", ""}};
             if (m.moe) {

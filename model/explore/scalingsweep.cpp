@@ -174,6 +174,8 @@ Expected<ScalingSweep> sweepPerChipBatch(const Plan &plan, CostMode mode)
         } else {
             Plan p = plan;
             p.training.globalBatch = sequences;
+            // The microbatch count stays, defaulted or not: the x axis is the batch per chip per
+            // microbatch, which one sequence per microbatch would pin.
             auto e = evaluate(p, mode); // refuses fewer sequences than shards x microbatches
             if (!e || !(e->critical.tokensPerChip > 0)) {
                 if (!e && (k == -1 || k == 1))
@@ -270,7 +272,12 @@ Expected<ScalingSweep> sweepChipCount(const Plan &plan, CostMode mode)
                                     * parallelism.value("expert", 1);
         const std::int64_t perReplica = (plan.training.globalBatch + shards - 1) / shards;
         int microbatches = par.microbatches;
-        if (par.microbatches > perReplica) {
+        // A plan that left its microbatches to the default keeps one sequence per microbatch.
+        if (par.microbatchesDefaulted && perReplica != par.microbatches) {
+            microbatches = static_cast<int>(std::min<std::int64_t>(perReplica, 1'000'000));
+            parallelism["microbatches"] = microbatches;
+            refit = true;
+        } else if (par.microbatches > perReplica) {
             microbatches = static_cast<int>(perReplica);
             parallelism["microbatches"] = perReplica;
             refit = true;

@@ -227,11 +227,8 @@ void defaultPipelineMicrobatches(const json &doc, Plan &plan)
     const bool given = jf::has(doc, "parallelism") && jf::has(doc.at("parallelism"), "microbatches");
     if (given || plan.kind != WorkloadKind::Training || plan.parallelism.degree(Role::Pipeline) <= 1)
         return;
-    // In doubles: the degrees are not yet checked against the mesh, and their product may overflow.
-    const double replicas = double(plan.parallelism.degree(Role::Data)) * plan.parallelism.degree(Role::Fsdp)
-                            * plan.parallelism.degree(Role::Expert);
-    const double local = std::ceil(double(plan.training.globalBatch) / std::max(1.0, replicas));
-    plan.parallelism.microbatches = static_cast<int>(std::clamp(local, 1.0, 1'000'000.0));
+    plan.parallelism.microbatches = defaultMicrobatches(plan.parallelism, plan.training.globalBatch);
+    plan.parallelism.microbatchesDefaulted = true;
 }
 
 /// workload.stack: one of `known` (the stacks of this kind of workload), or "" when absent.
@@ -500,6 +497,16 @@ Plan defaultPlan()
         return std::move(parsed).value();
     }();
     return plan;
+}
+
+int defaultMicrobatches(const ParallelismSpec &parallelism, std::int64_t globalBatch)
+{
+    // In doubles: the degrees of a plan being read are not yet checked against the mesh, and their
+    // product may overflow.
+    const double replicas = double(parallelism.degree(Role::Data)) * parallelism.degree(Role::Fsdp)
+                            * parallelism.degree(Role::Expert);
+    const double local = std::ceil(double(globalBatch) / std::max(1.0, replicas));
+    return static_cast<int>(std::clamp(local, 1.0, 1'000'000.0));
 }
 
 } // namespace meshplan::model

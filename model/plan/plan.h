@@ -63,6 +63,9 @@ struct ParallelismSpec {
     bool expertOverlap = false;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int microbatches = 1;
+    /// The plan left microbatches out of a pipelined training step: one sequence per microbatch,
+    /// which a change of the global batch keeps (defaultMicrobatches).
+    bool microbatchesDefaulted = false;
     int virtualStages = 1;
 
     int degree(Role role) const { return degrees[static_cast<std::size_t>(role)]; }
@@ -142,5 +145,9 @@ std::optional<Error> checkModelSharding(const Plan &plan);
 
 /// The built-in default plan: LLaMA-3 70B training on a TPU v5p pod (the book's ch. 6 layout).
 Plan defaultPlan();
+
+/// Microbatches of one sequence each: the global batch over data x fsdp x expert, rounded up (what a
+/// pipelined training plan that leaves parallelism.microbatches out runs).
+int defaultMicrobatches(const ParallelismSpec &parallelism, std::int64_t globalBatch);
 
 } // namespace meshplan::model

@@ -1186,6 +1186,56 @@ private slots:
         // 8x the GPUs, nearly 8x the speed: the exposed all-to-alls and gathers keep it under (7.4).
         QVERIFY2(speedup > 7.0 && speedup < 8.0, qPrintable(QString::number(speedup)));
     }
+    // A pipelined plan that leaves its microbatches out runs one sequence per microbatch, and the
+    // chip-count sweep keeps that: LLaMA-3 8B on 2 H100 nodes as pipeline 4 x data 4, 64 sequences
+    // (16 per replica, 16 microbatches); 4 nodes (data 8) give 8 microbatches, 1 node (data 2) 32.
+    // A plan that names 16 keeps 16 where the sequences allow. The batch sweep keeps the count
+    // either way: its x axis is the batch per chip per microbatch, which one sequence would pin.
+    void sweepsKeepDefaultedMicrobatchesAtOneSequence()
+    {
+        json doc = {{"format", "meshplan/plan"},
+                    {"version", 1},
+                    {"model", "llama-3-8b"},
+                    {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 2}, {"gpus_per_node", 8}}}}},
+                    {"parallelism", {{"data", 4}, {"pipeline", 4}}},
+                    {"workload", {{"kind", "training"}, {"seq_len", 4096}, {"global_batch", 64}, {"remat", "full"}}}};
+        const Plan defaulted = parse(doc);
+        QVERIFY(defaulted.parallelism.microbatchesDefaulted);
+        QCOMPARE(defaulted.parallelism.microbatches, 16);
+        const auto batchSweep = sweepPerChipBatch(defaulted);
+        QVERIFY2(batchSweep, batchSweep ? "" : batchSweep.error().toString().c_str());
+        QVERIFY(batchSweep->points.size() >= 3);
+        for (const ScalingPoint &point : batchSweep->points)
+            QCOMPARE(point.microbatches, 16);
+        const auto chipSweep = sweepChipCount(defaulted);
+        QVERIFY(chipSweep);
+        const ScalingPoint *four = nullptr;
+        for (const ScalingPoint &point : chipSweep->points)
+            if (point.chips == 32)
+                four = &point;
+        QVERIFY(four);
+        QCOMPARE(four->microbatches, 8);
+        const ScalingPoint *one = nullptr;
+        for (const ScalingPoint &point : chipSweep->points)
+            if (point.chips == 8)
+                one = &point;
+        QVERIFY(one);
+        QCOMPARE(one->microbatches, 32);
+
+        doc["parallelism"]["microbatches"] = 16;
+        const Plan named = parse(doc);
+        QVERIFY(!named.parallelism.microbatchesDefaulted);
+        const auto namedSweep = sweepChipCount(named);
+        QVERIFY(namedSweep);
+        int checked = 0;
+        for (const ScalingPoint &point : namedSweep->points)
+            if (point.chips == 8) {
+                QCOMPARE(point.microbatches, 16);
+                ++checked;
+            }
+        QCOMPARE(checked, 1);
+    }
+
 };
 
 QTEST_APPLESS_MAIN(TestChartData)

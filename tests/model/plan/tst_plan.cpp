@@ -769,9 +769,11 @@ private slots:
         const auto pipelined = parsePlan(doc);
         QVERIFY2(pipelined, pipelined ? "" : pipelined.error().toString().c_str());
         QCOMPARE(pipelined->parallelism.microbatches, 8);
+        QVERIFY(pipelined->parallelism.microbatchesDefaulted);
         QCOMPARE(planToJson(*pipelined)["parallelism"]["microbatches"].get<int>(), 8);
         doc["parallelism"]["microbatches"] = 2;
         QCOMPARE(parsePlan(doc)->parallelism.microbatches, 2);
+        QVERIFY(!parsePlan(doc)->parallelism.microbatchesDefaulted);
         // Without a pipeline, absent still means one microbatch: no gradient accumulation.
         json unpipelined = invariantPlan();
         unpipelined["parallelism"].erase("microbatches");
