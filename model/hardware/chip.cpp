@@ -249,6 +249,10 @@ Chip readChip(const json &o, const std::string &path, const Chip *reference)
         c.scaleOut = out;
     }
 
+    if (jf::has(o, "achievable") && !o.at("achievable").is_object())
+        throw FieldError(jf::join(path, "achievable"),
+                         "must be an object of measured fractions (flops_fraction, hbm_efficiency, ...), got "
+                             + jf::describe(o.at("achievable")));
     if (reference) {
         // Start from the reference's measured figures; the object's own keys override them below.
         c.achievable = reference->achievable;

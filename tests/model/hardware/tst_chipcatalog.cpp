@@ -280,6 +280,28 @@ private slots:
         QTest::newRow("legacy share above 1") << R"({"achievable": {"legacy_kernel_share": 1.2}})"
                                               << "chip.achievable.legacy_kernel_share";
         QTest::newRow("no ici") << R"({"ici": null})" << "chip.ici";
+        // A malformed measured block is an error, not silently the reference's figures.
+        QTest::newRow("achievable a number") << R"({"achievable": 0.6})" << "chip.achievable";
+        QTest::newRow("achievable an array") << R"({"achievable": [0.6, 0.9]})" << "chip.achievable";
+    }
+
+    // The reference lookup reads an object that has not been checked yet: anything malformed gives
+    // no reference (the parser then names the field), never a crash or a wrong family.
+    void referenceForMalformedChips()
+    {
+        const auto &catalog = ChipCatalog::builtin();
+        QVERIFY(!catalog.referenceFor(json(42)));
+        QVERIFY(!catalog.referenceFor(json::object()));
+        QVERIFY(!catalog.referenceFor(json{{"family", "gpu"}, {"peak_flops", "989 TFLOP/s"}}));
+        QVERIFY(!catalog.referenceFor(json{{"family", "gpu"}, {"peak_flops", {{"bf16", -1.0}}}}));
+        QVERIFY(!catalog.referenceFor(json{{"family", 7}, {"peak_flops", {{"bf16", 1e15}}}}));
+        QVERIFY(!catalog.referenceFor(json{{"family", "gpu"}, {"peak_flops", {{"bf16", nullptr}}}}));
+        // A catalog id under the other family is not that chip: the nearest of the stated family.
+        const Chip *gpu = catalog.referenceFor(json{{"id", "tpu-v5e"}, {"family", "gpu"}, {"peak_flops", {{"bf16", 1e15}}}});
+        QVERIFY(gpu && !gpu->isTpu());
+        const Chip *tpu = catalog.referenceFor(json{{"id", 12}, {"family", "tpu"}, {"peak_flops", {{"bf16", 4.59e14}}}});
+        QVERIFY(tpu && tpu->isTpu());
+        QCOMPARE(QString::fromStdString(tpu->id), QString("tpu-v5p"));
     }
     void userChipErrorsNameTheField()
     {
