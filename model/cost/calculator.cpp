@@ -102,7 +102,14 @@ json hardware(const json &args, const ChipCatalog &catalog)
                             {"hbm_bandwidth", chip.hbmBandwidth}});
         return {{"chips", list}};
     }
-    return chipToJson(resolveChip(args, catalog));
+    const Chip chip = resolveChip(args, catalog);
+    json out = chipToJson(chip);
+    // An inline chip's left-out measured figures are another chip's: say whose, as evaluate warns.
+    if (!chip.inheritedFigures.empty()) {
+        out["figures_from"] = chip.figuresFrom;
+        out["inherited_figures"] = chip.inheritedFigures;
+    }
+    return out;
 }
 
 Resource resolveResource(const json &args, const Chip &chip)

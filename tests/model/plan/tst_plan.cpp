@@ -4,6 +4,7 @@
 //
 // Regenerate the golden results (from the repository root, after building) with:
 //   for f in tests/data/golden/*.result.json; do n=$(basename "$f" .result.json); build/app/meshplan-cli evaluate tests/data/plans/$n.meshplan --json > "$f"; done
+#include "cost/calculator.h"
 #include "cost/evaluation.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
@@ -863,6 +864,15 @@ private slots:
         // Read with no reference, the same object claims 100% of its datasheet (what this guards).
         const Chip literal = chipFromJson(bare, "hardware.chip").value();
         QCOMPARE(literal.achievable.flopsFraction, 1.0);
+        // The calculator's hardware call shows the same chip and says whose figures it carries.
+        const auto shown = calculate("hardware", {{"chip", bare}}, CostMode::Achievable, ChipCatalog::builtin());
+        QVERIFY2(shown, shown ? "" : shown.error().toString().c_str());
+        QCOMPARE(shown->at("figures_from").get<std::string>(), std::string("h100-sxm"));
+        const auto figures = shown->at("inherited_figures").get<std::vector<std::string>>();
+        QVERIFY(std::find(figures.begin(), figures.end(), "flops_fraction") != figures.end());
+        QVERIFY(std::find(figures.begin(), figures.end(), "attention_kernels") != figures.end());
+        const auto catalogChip = calculate("hardware", {{"chip", "h100-sxm"}}, CostMode::Achievable, ChipCatalog::builtin());
+        QVERIFY(catalogChip && !catalogChip->contains("figures_from"));
     }
 
     // Inference compute_dtype defaults to fp8 for fp8 weights on a chip with an fp8 rate (W8A8),
