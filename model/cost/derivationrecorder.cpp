@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace meshplan::model {
@@ -119,6 +120,13 @@ void explainCollective(DerivationRecorder &why, const Topology &topology, std::s
                  + std::to_string(int(options.forwardedTopK))
                  + " experts and is forwarded over NVLink there (DeepEP's normal kernels): over M nodes, "
                    "M(1 − (1 − 1/M)^k)/k of the k(M − 1)/M copies a plain all-to-all would send across.";
+    // The link's achievable share, and the chip whose measurements it is (an inline chip may take it
+    // from a catalog chip).
+    std::string linkFigure(linkName(one.bindingLink));
+    std::replace(linkFigure.begin(), linkFigure.end(), '-', '_');
+    linkFigure += "_efficiency";
+    const std::string efficiency = ideal ? ""
+                                         : " (at " + topology.chip().figureOwner(linkFigure) + "'s achievable." + linkFigure + ")";
     const double oneTime = ideal ? std::max(one.bandwidthTime, one.latencyTime) : one.bandwidthTime + one.latencyTime;
     if (one.time == oneTime && timeEach == one.time) {
         why.record(path + ".time_s", use.timeS,
@@ -126,7 +134,7 @@ void explainCollective(DerivationRecorder &why, const Topology &topology, std::s
                    {countValue,
                     {"bandwidth_s", one.bandwidthTime, "",
                      "the " + what + ": bytes each chip moves over the " + std::string(linkName(one.bindingLink))
-                         + " bandwidth" + (ideal ? "" : " (at its achievable efficiency)")},
+                         + " bandwidth" + efficiency},
                     {"latency_s", one.latencyTime, "", "per-hop latency summed over the levels it crosses"}},
                    words + (ideal ? " The book takes the larger of the two terms." : " Here the two terms add."),
                    chapter, section);

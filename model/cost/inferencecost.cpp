@@ -661,7 +661,7 @@ DerivationValue InferenceCost::expertKernelShareValue(double share) const
 {
     return {"expert_kernel_share", share, "",
             "the share of the matmul rate the stack's grouped-GEMM kernels for the routed experts reach: they are built "
-            "for the previous GPU generation (catalog achievable.legacy_kernel_share)"};
+            "for the previous GPU generation (catalog: " + m_chip.figureOwner("legacy_kernel_share") + " achievable.legacy_kernel_share)"};
 }
 
 DerivationValue InferenceCost::flopsFractionValue() const
@@ -831,10 +831,11 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
     if (ideal)
         weightsSource = "the book's ideal model: the advertised HBM bandwidth";
     else if (!m_chip.isTpu())
-        weightsSource = "GPU decode reads weights in many small matrix-vector kernels: catalog achievable.decode_hbm_efficiency"
-                        " (× a low-precision kernel's efficiency for 8- or 4-bit weights)";
+        weightsSource = "GPU decode reads weights in many small matrix-vector kernels: catalog: "
+                        + m_chip.figureOwner("decode_hbm_efficiency") + " achievable.decode_hbm_efficiency"
+                          " (× a low-precision kernel's efficiency for 8- or 4-bit weights)";
     else
-        weightsSource = "HBM bandwidth × achievable.hbm_efficiency";
+        weightsSource = "HBM bandwidth × " + m_chip.figureOwner("hbm_efficiency") + " achievable.hbm_efficiency";
     const std::string weights = m_why.term(
         "decode_weights_s", ph.weights,
         "(dense_weights + expert_weights * expert_fraction) * weight_bytes / (lanes * decode_hbm)",
