@@ -338,6 +338,8 @@ json modelSummary(const m::ModelSpec &model, std::int64_t seqLen, m::DType kvDty
             {"flops_per_token", m::trainingFlopsPerToken(model, seqLen)},
             {"forward_flops_per_token", m::forwardFlopsPerToken(model, seqLen)},
             {"kv_cache_bytes_per_token", static_cast<std::int64_t>(std::llround(m::kvCacheBytesPerToken(model, kvDtype)))},
+            {"kv_cache_bytes_per_sequence",
+             static_cast<std::int64_t>(std::llround(m::kvCacheBytesPerToken(model, kvDtype) * m::cachedTokens(model, double(seqLen))))},
             {"kv_dtype", m::dtypeName(kvDtype)},
             {"architecture", m::modelToJson(model)}};
 }
@@ -352,6 +354,13 @@ void printModel(const json &r, std::ostream &out)
     out << tableRow("forward FLOPs/token", m::formatFlops(r["forward_flops_per_token"].get<double>()));
     out << tableRow("KV cache/token", m::formatBytes(r["kv_cache_bytes_per_token"].get<double>(), true) + " ("
                                           + r["kv_dtype"].get<std::string>() + ", all layers)");
+    out << tableRow("KV cache/sequence", m::formatBytes(r["kv_cache_bytes_per_sequence"].get<double>(), true) + " at "
+                                             + std::to_string(r["seq_len"].get<std::int64_t>()) + " tokens");
+    const json &window = r["architecture"].value("sliding_window", json());
+    if (window.is_object())
+        out << tableRow("sliding window", std::to_string(window.at("window").get<std::int64_t>()) + " tokens in "
+                                              + std::to_string(window.at("local_layers").get<int>()) + " of "
+                                              + std::to_string(r["architecture"].at("layers").get<int>()) + " layers");
 }
 
 void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)

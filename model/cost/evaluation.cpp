@@ -139,23 +139,34 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
                    "Mixture of Experts (MoE)");
     const auto [qk, v] = attentionHeadDims(m);
     const double matmulParams = double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel);
-    const bool windowed = m.slidingWindow.has_value();
-    const std::string keysNote = windowed ? "keys a query attends to, averaged over the layers: seq_len (" + formatNumber(double(seqLen))
-                                                + ") in a global layer, at most the window (" + formatNumber(double(m.slidingWindow->window))
-                                                + ") in the " + std::to_string(m.slidingWindow->localLayers) + " local ones"
-                                          : "plan: the sequence (or prompt) length";
-    why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
-               windowed ? "2 * matmul_params + 2 * attended_keys * heads * (d_qk + d_v) * layers"
-                        : "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
-               {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
-                {windowed ? "attended_keys" : "seq_len", attendedKeys(m, double(seqLen)), "", keysNote},
-                {"heads", double(m.heads), "", "model: query heads"},
-                {"d_qk", qk, "", "model: query/key head dimension"},
-                {"d_v", v, "", "model: value head dimension"},
-                {"layers", double(m.layers), "", "model: layers"}},
-               "A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
-               "weighted sum over the sequence.",
-               "4", "Counting FLOPs of contractions");
+    if (m.slidingWindow) {
+        why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
+                   "2 * matmul_params + 2 * heads * (d_qk + d_v) * ((layers - local_layers) * seq_len + local_layers * "
+                   "min(seq_len, window))",
+                   {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
+                    {"heads", double(m.heads), "", "model: query heads"},
+                    {"d_qk", qk, "", "model: query/key head dimension"},
+                    {"d_v", v, "", "model: value head dimension"},
+                    {"layers", double(m.layers), "", "model: layers"},
+                    {"local_layers", double(m.slidingWindow->localLayers), "", "model: layers that attend through the window"},
+                    {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
+                    {"window", double(m.slidingWindow->window), "", "model: the sliding window, in tokens"}},
+                   "A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
+                   "weighted sum: over the whole sequence in a global layer, over the window in a local one.",
+                   "4", "Counting FLOPs of contractions");
+    } else {
+        why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
+                   "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
+                   {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
+                    {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
+                    {"heads", double(m.heads), "", "model: query heads"},
+                    {"d_qk", qk, "", "model: query/key head dimension"},
+                    {"d_v", v, "", "model: value head dimension"},
+                    {"layers", double(m.layers), "", "model: layers"}},
+                   "A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
+                   "weighted sum over the sequence.",
+                   "4", "Counting FLOPs of contractions");
+    }
     why.record("model.flops_per_token", e.flopsPerToken, "3 * forward_flops_per_token",
                {{"forward_flops_per_token", e.forwardFlopsPerToken, "model.forward_flops_per_token", ""}},
                "Training: the backward pass costs twice the forward (gradients of the inputs and of the weights), so "

@@ -98,7 +98,8 @@ private:
 
     std::optional<Error> validate();
     /// One decode step for `batch` sequences per replica at context `context`.
-    Phase decodeStep(double batch, double context, bool record);
+    /// One decode step, averaged while the context grows from `from` to `to` tokens.
+    Phase decodeStep(double batch, double from, double to, bool record);
     /// The prompt's forward pass for `sequences` sequences on one replica.
     Phase prefill(double sequences, bool record);
     /// The weight matmuls' mean 1 / efficiency at their reduction depths (1 in the ideal model). A
@@ -289,8 +290,9 @@ std::string InferenceCost::contextNote() const
 {
     if (!m_model.slidingWindow)
         return "the mean context over the generation: prompt_len + generate_len / 2";
-    return "the mean context over the generation (prompt_len + generate_len / 2) as the layers keep it: a local "
-           "layer only its window of " + formatNumber(double(m_model.slidingWindow->window)) + " tokens (averaged over the layers)";
+    return "the mean context over the generation (from prompt_len to prompt_len + generate_len) as the layers keep "
+           "it: a local layer only its window of " + formatNumber(double(m_model.slidingWindow->window))
+           + " tokens (averaged over the steps and the layers)";
 }
 
 double InferenceCost::decodeKvBytes(double batch, double context) const
@@ -438,12 +440,13 @@ void InferenceCost::recordOperations(const std::string &prefix, double rows, dou
                  wb * logitsW / m_lanes + act * r * (d + double(m.vocab) / tp), 1.0);
 }
 
-InferenceCost::Phase InferenceCost::decodeStep(double batch, double meanContext, bool record)
+InferenceCost::Phase InferenceCost::decodeStep(double batch, double from, double to, bool record)
 {
     const ModelSpec &m = m_model;
     Phase ph;
-    // A local layer keeps and reads only its window: the cached tokens per layer, averaged over them.
-    const double context = cachedTokens(m, meanContext);
+    // The cached tokens per layer over the steps (a local layer keeps and reads only its window),
+    // averaged over the layers: without a window, the mean context.
+    const double context = meanCachedTokens(m, from, to);
     // Weights read per step: with MoE only the experts some token picked (expected distinct
     // choices of batch x k draws among E).
     double expertFraction = 1.0;
@@ -929,7 +932,10 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
     std::vector<DerivationValue> flopValues{
         {"matmul_params", matmulParams, "", "model: active weights in matmuls"},
         shapeValue(),
-        {"attention_flops", attention, "", "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
+        {"attention_flops", attention, "",
+         m_model.slidingWindow ? "per token: causal attention over the prompt, 2·keys·heads·(d_qk + d_v)·layers, the keys a "
+                           "query attends to averaged over the layers (T/2 in a global layer, a local one's window)"
+                         : "per token: causal attention over the prompt, 2·(T/2)·heads·(d_qk + d_v)·layers"},
         {"attention_factor", m_prefillAttentionSlowdown, "",
          m_prefillAttentionSlowdown == 1.0
              ? "1: attention at the matmul rate (the ideal model, a TPU, or no kernel curve for the chip)"
@@ -1140,9 +1146,8 @@ std::optional<Error> InferenceCost::run()
     }
 
     // Decode: the mean step over the generation (context grows from prompt to prompt + generate).
-    const double meanContext = prompt + generate / 2.0;
-    const Phase decode = decodeStep(batch, meanContext, true);
-    const Phase first = decodeStep(batch, prompt, false);
+    const Phase decode = decodeStep(batch, prompt, prompt + generate, true);
+    const Phase first = decodeStep(batch, prompt, prompt, false);
     const Phase onePrefill = prefill(1.0, false);
     double prefillAll = 0;
     double ttft = 0;

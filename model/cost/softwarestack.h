@@ -20,6 +20,12 @@ struct ModelSpec;
 /// the fastest kernel the chip lists.
 std::string_view attentionKernelFor(const Chip &chip, std::string_view stack);
 
+/// Keys in one tile of a fused attention kernel's key loop: FlashAttention-2's forward kernels
+/// for head dims up to 128 step through keys 64-128 at a time (kBlockN in its kernel traits),
+/// FlashAttention-3 and cuDNN 128. A sliding window's far edge falls inside a tile the kernel
+/// computes whole and masks.
+inline constexpr double kAttentionTileKeys = 128.0;
+
 /// The head dim a fused attention kernel tiles on: the larger of the query-key and the value head
 /// dims (FlashAttention-3 pads both to the larger; MLA's are 192 and 128).
 double kernelHeadDim(const ModelSpec &model);

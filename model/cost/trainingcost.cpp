@@ -375,9 +375,9 @@ LayerCost TrainingCost::layerCost(bool moe) const
     const double attention = double(m_params.attentionPerLayer) / tp;
     c.matmulFlops = 2.0 * attention;
     const bool flash = m_train.flashAttention;
-    // A fused kernel skips the masked blocks (and, in a local layer, the keys past the window); an
+    // A fused kernel skips the masked blocks (and, in a local layer, the tiles past the window); an
     // unfused one computes every score and masks them afterwards.
-    c.attnCoreFlops = 2.0 * (flash ? causalAttendedKeys(m, T) : T) * (m.heads / tp) * (qkDim + vDim);
+    c.attnCoreFlops = 2.0 * (flash ? causalAttendedKeys(m, T, kAttentionTileKeys) : T) * (m.heads / tp) * (qkDim + vDim);
     c.scoreElements = flash ? 0.0 : (m.heads / tp) * T;
     c.weightElements = attention;
 
@@ -773,7 +773,9 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
     const std::string attention = m_why.term(
         prefix + "_attention_forward_s", attnCoreTime(c), "attention_flops * tokens / attention_rate",
         {{"attention_flops", c.attnCoreFlops, "",
-          "per token on this chip: 2·T·(heads / TP)·(d_qk + d_v), halved for a causal flash kernel"},
+          m_model.slidingWindow ? "per token on this chip: 2·keys·(heads / TP)·(d_qk + d_v), keys the causal flash kernel visits "
+                            "averaged over the layers (T/2 in a global layer; a local one's window and its edge tile)"
+                          : "per token on this chip: 2·T·(heads / TP)·(d_qk + d_v), halved for a causal flash kernel"},
          tokensValue,
          {"attention_rate", m_attnFwdRate, "",
           m_options.mode == CostMode::Ideal ? "the book's ideal model: the matmul peak"
@@ -1102,7 +1104,7 @@ void TrainingCost::chargeContextRingTraffic()
     const double kvHeads = ringKeyValueHeads();
     const double blocks = m_d.context;
     // Per token: the causal kernel's FLOPs (as LayerCost counts them) and the ring's bytes.
-    const double flops = double(m_train.seqLen) * heads * (qkDim + vDim);
+    const double flops = 2.0 * causalAttendedKeys(m, double(m_train.seqLen), kAttentionTileKeys) * heads * (qkDim + vDim);
     const double keyValues = kvHeads * (qkDim + vDim);
     const double forwardBytes = m_ring.forwardOutput.total(blocks - 1.0) * heads * vDim
                                 + m_ring.forwardKeyValue.total(blocks - 1.0) * keyValues;
@@ -1372,16 +1374,23 @@ std::optional<Error> TrainingCost::run()
                      "Notation and the simplified model");
         const double matmulPerToken = trainingFlopsPerToken(m, 0);
         if (m.slidingWindow) {
-            const double causalAttention = step.flops / step.tokens - matmulPerToken;
-            m_why.record("step.flops", step.flops, "tokens * (matmul_flops_per_token + causal_attention_flops_per_token)",
+            const auto [qk, v] = attentionHeadDims(m);
+            m_why.record("step.flops", step.flops,
+                         "tokens * (matmul_flops_per_token + 6 * heads * (d_qk + d_v) * ((layers - local_layers) * "
+                         "seq_len / 2 + local_layers * (min(seq_len, window) - min(seq_len, window) ** 2 / (2 * seq_len))))",
                          {{"tokens", step.tokens, "step.tokens", ""},
                           {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
-                          {"causal_attention_flops_per_token", causalAttention, "",
-                           "6 · 2·heads·(d_qk + d_v)·layers × the keys a query attends to causally, averaged over "
-                           "the layers (a local layer's window caps them)"}},
+                          {"heads", double(m.heads), "", "model: query heads"},
+                          {"d_qk", qk, "", "model: query/key head dimension"},
+                          {"d_v", v, "", "model: value head dimension"},
+                          {"layers", double(m.layers), "", "model: layers"},
+                          {"local_layers", double(m.slidingWindow->localLayers), "", "model: layers that attend through the window"},
+                          {"seq_len", T, "", "plan: training.seq_len"},
+                          {"window", double(m.slidingWindow->window), "", "model: the sliding window, in tokens"}},
                          "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), "
-                         "plus attention, counted as a causal kernel runs it; a sliding-window layer attends to its "
-                         "window only. No recompute.",
+                         "plus attention, counted as a causal kernel runs it: T/2 keys per query in a global layer; in "
+                         "a local one the first W queries see their prefix and the rest W keys, W − W²/(2T) on "
+                         "average. No recompute.",
                          "4", "Whole-model totals and the 6·N·T rule");
         } else {
             m_why.record("step.flops", step.flops,

@@ -135,7 +135,7 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     const double attention = double(m_params.attentionPerLayer) / tp;
     // A fused kernel skips the masked blocks (and, in a local layer, the keys past the window); an
     // unfused one computes every score and masks them afterwards.
-    l.attentionFlops = 2.0 * (flash ? causalAttendedKeys(m, T) : T) * heads * (qkDim + vDim);
+    l.attentionFlops = 2.0 * (flash ? causalAttendedKeys(m, T, kAttentionTileKeys) : T) * heads * (qkDim + vDim);
     l.scoreElements = flash ? 0.0 : heads * T;
     l.weightElements = attention;
     l.matmulFlops = 2.0 * attention;

@@ -241,35 +241,45 @@ private:
     }
 
     /// Which layers attend through a window, as transformers builds them: an explicit layer_types
-    /// list wins; else Gemma 2 alternates (even layers local), Gemma 3 keeps one global layer in
-    /// sliding_window_pattern, Qwen windows the layers from max_window_layers on and only with
-    /// use_sliding_window, and the rest (Mistral, Phi-3, Starcoder2) window every layer.
+    /// list wins; use_sliding_window false (Qwen and its derivatives) turns the window off; else
+    /// Gemma 2 and gpt-oss window their even layers, Gemma 3 and Cohere 2 all but one layer in
+    /// sliding_window_pattern (6, 5 for Gemma 3n, 4 for Cohere 2), the Qwen families the layers from
+    /// max_window_layers (default 28) on, as their configs document it, and the rest (Mistral,
+    /// Phi-3, Starcoder2) every layer.
     void readSlidingWindow(ModelSpec &m)
     {
         const char *key = firstPresent({"sliding_window", "sliding_window_size"});
         if (!key)
             return;
-        const bool qwen = startsWith(m_type, "qwen2") || startsWith(m_type, "qwen3");
-        if (qwen && !jf::boolean(m_lm, "use_sliding_window", m_path, false))
+        if (jf::has(m_lm, "use_sliding_window") && !jf::boolean(m_lm, "use_sliding_window", m_path, false))
             return;
         SlidingWindowSpec w;
         w.window = optional({key}, "sliding_window", 1, kMaxWidth, 0);
+        const auto maxWindowLayers = [&] {
+            return int(optional({"max_window_layers"}, "max_window_layers", 0, kMaxCount, 28));
+        };
+        const auto pattern = [&](std::int64_t fallback) {
+            return optional({"sliding_window_pattern", "_sliding_window_pattern"}, "sliding_window_pattern", 1, kMaxCount,
+                            fallback);
+        };
         if (jf::has(m_lm, "layer_types")) {
             const json &types = m_lm.at("layer_types");
+            const std::string tp = jf::join(m_path, "layer_types");
             if (!types.is_array() || types.size() != std::size_t(m.layers))
-                throw FieldError(jf::join(m_path, "layer_types"),
-                                 "must list one type for each of the " + std::to_string(m.layers) + " layers");
-            for (const json &t : types)
-                if (t.is_string() && t.get<std::string>() == "sliding_attention")
+                throw FieldError(tp, "must list one type for each of the " + std::to_string(m.layers) + " layers");
+            for (std::size_t i = 0; i < types.size(); ++i) {
+                if (!types[i].is_string())
+                    throw FieldError(tp + "[" + std::to_string(i) + "]", "must be a string, got " + jf::describe(types[i]));
+                if (types[i].get<std::string>() == "sliding_attention")
                     ++w.localLayers;
-        } else if (m_type == "gemma2") {
+            }
+        } else if (m_type == "gemma2" || m_type == "gpt_oss") {
             w.localLayers = (m.layers + 1) / 2;
-        } else if (startsWith(m_type, "gemma3")) {
-            const std::int64_t pattern = optional({"sliding_window_pattern", "_sliding_window_pattern"},
-                                                  "sliding_window_pattern", 1, kMaxCount, 6);
-            w.localLayers = m.layers - int(m.layers / pattern);
-        } else if (qwen) {
-            w.localLayers = m.layers - int(optional({"max_window_layers"}, "max_window_layers", 0, m.layers, m.layers));
+        } else if (m_type == "cohere2" || startsWith(m_type, "gemma3")) {
+            const std::int64_t every = pattern(m_type == "cohere2" ? 4 : startsWith(m_type, "gemma3n") ? 5 : 6);
+            w.localLayers = m.layers - int(m.layers / every);
+        } else if (startsWith(m_type, "qwen2") || startsWith(m_type, "qwen3")) {
+            w.localLayers = std::max(0, m.layers - maxWindowLayers());
         } else {
             w.localLayers = m.layers;
         }

@@ -140,16 +140,32 @@ double attendedKeys(const ModelSpec &m, double seqLen)
     return (1.0 - local) * seqLen + local * std::min(seqLen, window);
 }
 
-double causalAttendedKeys(const ModelSpec &m, double seqLen)
+double causalAttendedKeys(const ModelSpec &m, double seqLen, double tileKeys)
 {
     const auto [local, window] = localShare(m);
     const double inWindow = seqLen <= window ? seqLen / 2.0 : window - window * window / (2.0 * seqLen);
-    return (1.0 - local) * seqLen / 2.0 + local * inWindow;
+    return (1.0 - local) * seqLen / 2.0 + local * std::min(seqLen / 2.0, inWindow + tileKeys / 2.0);
 }
 
 double cachedTokens(const ModelSpec &m, double context)
 {
     return attendedKeys(m, context);
+}
+
+double meanCachedTokens(const ModelSpec &m, double from, double to)
+{
+    const auto [local, window] = localShare(m);
+    const double mean = (from + to) / 2.0;
+    if (local <= 0 || !(to > from))
+        return cachedTokens(m, mean);
+    // A local layer keeps min(c, W) while c runs from `from` to `to`: the context itself below the
+    // window, the window above it.
+    double inWindow = window;
+    if (to <= window)
+        inWindow = mean;
+    else if (from < window)
+        inWindow = ((window * window - from * from) / 2.0 + window * (to - window)) / (to - from);
+    return (1.0 - local) * mean + local * inWindow;
 }
 
 double forwardFlopsPerToken(const ModelSpec &m, std::int64_t seqLen)
@@ -292,13 +308,17 @@ ModelSpec readModel(const json &o, const std::string &path)
         const std::string p = jf::join(path, "sliding_window");
         SlidingWindowSpec spec;
         if (w.is_object()) {
+            for (auto it = w.begin(); it != w.end(); ++it)
+                if (it.key() != "window" && it.key() != "local_layers")
+                    throw FieldError(jf::join(p, it.key()), "is not a key of sliding_window (window, local_layers)");
             spec.window = jf::integer(w, "window", p, 1, kBig);
             spec.localLayers = static_cast<int>(jf::integerOr(w, "local_layers", p, 0, m.layers, m.layers));
         } else {
             spec.window = jf::integer(o, "sliding_window", path, 1, kBig);
             spec.localLayers = m.layers;
         }
-        m.slidingWindow = spec;
+        if (spec.localLayers > 0) // no local layer: no window to cost or report
+            m.slidingWindow = spec;
     }
     if (auto error = validateModel(m, path))
         throw FieldError(error->path, error->message);

@@ -96,10 +96,14 @@ std::pair<double, double> attentionHeadDims(const ModelSpec &m);
 double attendedKeys(const ModelSpec &model, double seqLen);
 /// The same under a causal mask as a fused kernel visits it: T/2 in a global layer; in a local one
 /// T/2 up to the window, then W − W²/(2T) (the first W queries see their prefix, the rest W keys).
-double causalAttendedKeys(const ModelSpec &model, double seqLen);
+/// `tileKeys`: a kernel that works in tiles of that many keys also computes the partly masked tile
+/// at the window's far edge, about half a tile more per query in a local layer (never past T/2).
+double causalAttendedKeys(const ModelSpec &model, double seqLen, double tileKeys = 0);
 /// Tokens of keys and values one layer keeps for a context of `context` tokens, averaged over the
 /// layers (a local layer keeps only its window).
 double cachedTokens(const ModelSpec &model, double context);
+/// The mean of cachedTokens while the context grows evenly from `from` to `to` (a decode phase).
+double meanCachedTokens(const ModelSpec &model, double from, double to);
 
 /// Training FLOPs per token: 6 x (active matmul parameters, unembedding included, input embedding
 /// not) + attention 12·L·T·N·(d_qk + d_v)/2 (book ch. 4, non-causal, as the book counts it; a local

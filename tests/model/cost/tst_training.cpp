@@ -1180,12 +1180,14 @@ private slots:
             QCOMPARE(inside.step.time, insideGlobal.step.time);
             QCOMPARE(inside.step.flops, insideGlobal.step.flops);
         }
-        // Ideal mode runs attention at the peak: the compute saved is the attention FLOPs saved per
+        // Ideal mode runs attention at the peak: the compute saved is the attention work saved per
         // chip, forward, backward and the full-remat forward again (4 / 3 of the model's 3 passes).
+        // The kernel computes the window's edge tile whole: half of 128 keys more per query in a
+        // local layer, 3072 + 64, so the layers' mean drops by (4096 - 3136) / 2 = 480 keys.
         const Evaluation local = run(gemmaPlan(true, 8192));
         const Evaluation global = run(gemmaPlan(false, 8192));
         const double peak = ChipCatalog::builtin().find("h100-sxm")->peakFlops(DType::Bf16);
-        const double saved = 8.0 * 8192 * 4.0 * 688'128.0 * 512.0 / 8.0 / peak;
+        const double saved = 8.0 * 8192 * 4.0 * 688'128.0 * 480.0 / 8.0 / peak;
         QVERIFY2(std::fabs((global.step.compute - local.step.compute) / saved - 1.0) < 1e-6,
                  qPrintable(QString::number(global.step.compute - local.step.compute) + " vs " + QString::number(saved)));
     }

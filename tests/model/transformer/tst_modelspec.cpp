@@ -173,6 +173,29 @@ private slots:
         qwen["max_window_layers"] = 28;
         QTest::newRow("qwen3-moe windowed from layer 28: 20 of 48") << QByteArray::fromStdString(qwen.dump())
                                                                     << qint64(32768) << 20;
+        json qwen2 = fixture("llama-3-8b.json");
+        qwen2["model_type"] = "qwen2";
+        qwen2["sliding_window"] = 4096;
+        qwen2["use_sliding_window"] = true;
+        QTest::newRow("qwen2 default max_window_layers 28: 4 of 32") << QByteArray::fromStdString(qwen2.dump())
+                                                                    << qint64(4096) << 4;
+        qwen2["max_window_layers"] = 70;
+        QTest::newRow("qwen2 max_window_layers past the layers: none") << QByteArray::fromStdString(qwen2.dump())
+                                                                       << qint64(0) << 0;
+        json mimo = fixture("llama-3-8b.json");
+        mimo["model_type"] = "mimo";
+        mimo["sliding_window"] = 32768;
+        mimo["use_sliding_window"] = false;
+        QTest::newRow("use_sliding_window false on any type") << QByteArray::fromStdString(mimo.dump()) << qint64(0) << 0;
+        json oss = fixture("llama-3-8b.json");
+        oss["model_type"] = "gpt_oss";
+        oss["sliding_window"] = 128;
+        QTest::newRow("gpt_oss without layer_types: even layers, 16 of 32") << QByteArray::fromStdString(oss.dump())
+                                                                           << qint64(128) << 16;
+        json cohere = fixture("llama-3-8b.json");
+        cohere["model_type"] = "cohere2";
+        cohere["sliding_window"] = 4096;
+        QTest::newRow("cohere2: pattern 4, 24 of 32") << QByteArray::fromStdString(cohere.dump()) << qint64(4096) << 24;
         json mistral = fixture("llama-3-8b.json");
         mistral["model_type"] = "mistral";
         mistral["sliding_window"] = 4096;
@@ -257,6 +280,13 @@ private slots:
         QCOMPARE(QString::fromStdString(m.error().path), QString("model.sliding_window"));
         o["sliding_window"] = "4k";
         QVERIFY(!modelFromJson(o, "model").hasValue());
+        o["sliding_window"] = json{{"window", 1024}, {"local_layer", 24}};
+        m = modelFromJson(o, "model");
+        QVERIFY(!m.hasValue());
+        QCOMPARE(QString::fromStdString(m.error().path), QString("model.sliding_window.local_layer"));
+        o["sliding_window"] = json{{"window", 1024}, {"local_layers", 0}};
+        m = modelFromJson(o, "model");
+        QVERIFY(m.hasValue() && !m->slidingWindow);
     }
 
     void importedStructure()
@@ -586,6 +616,11 @@ private slots:
         types["layer_types"] = {"sliding_attention", "full_attention"};
         QTest::newRow("layer_types shorter than the layers") << QByteArray::fromStdString(types.dump())
                                                              << "config.layer_types";
+        types["layer_types"] = json::array();
+        for (int i = 0; i < 32; ++i)
+            types["layer_types"].push_back(i == 5 ? json(5) : json("full_attention"));
+        QTest::newRow("layer_types entry not a string") << QByteArray::fromStdString(types.dump())
+                                                        << "config.layer_types[5]";
         QTest::newRow("not an object") << QByteArray("[1, 2, 3]") << "config";
 
         // Failures of the text itself name the file.
