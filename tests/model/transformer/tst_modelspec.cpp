@@ -244,6 +244,15 @@ private slots:
         QCOMPARE(attendedKeys(g, 8192), 6144.0);
         QCOMPARE(causalAttendedKeys(g, 8192), 3584.0);
         QCOMPARE(cachedTokens(g, 32768), 18432.0);
+        // A kernel in 128-key tiles computes the window's edge tile whole: 3072 + 64 in a local
+        // layer at 8192 (mean 3616), nothing more inside the window (T/2 caps it).
+        QCOMPARE(causalAttendedKeys(g, 8192, 128), 3616.0);
+        QCOMPARE(causalAttendedKeys(g, 2048, 128), 1024.0);
+        // A decode from 1,024 to 9,216 tokens of context: a local layer keeps the context up to
+        // 4096, then 4096: ((4096^2 - 1024^2) / 2 + 4096 * 5120) / 8192 = 3520; the global ones 5120.
+        QCOMPARE(meanCachedTokens(g, 1024, 9216), (3520.0 + 5120.0) / 2);
+        QCOMPARE(meanCachedTokens(g, 1024, 2048), 1536.0);
+        QCOMPARE(meanCachedTokens(g, 8192, 8192), cachedTokens(g, 8192));
         // Per token and key: 2 * heads * (d_qk + d_v) * layers = 2 * 16 * 512 * 42 = 688,128 forward.
         ModelSpec global = g;
         global.slidingWindow.reset();
