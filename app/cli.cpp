@@ -339,7 +339,7 @@ json modelSummary(const m::ModelSpec &model, std::int64_t seqLen, m::DType kvDty
             {"forward_flops_per_token", m::forwardFlopsPerToken(model, seqLen)},
             {"kv_cache_bytes_per_token", static_cast<std::int64_t>(std::llround(m::kvCacheBytesPerToken(model, kvDtype)))},
             {"kv_cache_bytes_per_sequence",
-             static_cast<std::int64_t>(std::llround(m::kvCacheBytesPerToken(model, kvDtype) * m::cachedTokens(model, double(seqLen))))},
+             static_cast<std::int64_t>(std::llround(m::kvCacheBytesPerSequence(model, kvDtype, double(seqLen))))},
             {"kv_dtype", m::dtypeName(kvDtype)},
             {"architecture", m::modelToJson(model)}};
 }

@@ -358,7 +358,7 @@ json modelCall(const json &args)
             {"forward_flops_per_token", forwardFlopsPerToken(model, seqLen)},
             {"attention_flops_fraction", (training - matmulOnly) / training},
             {"kv_cache_bytes_per_token", kvToken},
-            {"kv_cache_bytes_per_sequence", kvToken * cachedTokens(model, double(seqLen))}};
+            {"kv_cache_bytes_per_sequence", kvCacheBytesPerSequence(model, kv, double(seqLen))}};
 }
 
 // The book's budget arithmetic (ch. 4-6): 6 x N x D FLOPs at a given MFU on a number of chips.

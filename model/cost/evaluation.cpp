@@ -139,34 +139,28 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
                    "Mixture of Experts (MoE)");
     const auto [qk, v] = attentionHeadDims(m);
     const double matmulParams = double(c.active - c.embedding - c.unembedding) + double(m.vocab * m.dModel);
+    // A sliding window caps a local layer's keys; without one the book's count stands as it is.
+    std::vector<DerivationValue> forwardValues{
+        {"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
+        {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
+        {"heads", double(m.heads), "", "model: query heads"},
+        {"d_qk", qk, "", "model: query/key head dimension"},
+        {"d_v", v, "", "model: value head dimension"},
+        {"layers", double(m.layers), "", "model: layers"}};
     if (m.slidingWindow) {
-        why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
-                   "2 * matmul_params + 2 * heads * (d_qk + d_v) * ((layers - local_layers) * seq_len + local_layers * "
-                   "min(seq_len, window))",
-                   {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
-                    {"heads", double(m.heads), "", "model: query heads"},
-                    {"d_qk", qk, "", "model: query/key head dimension"},
-                    {"d_v", v, "", "model: value head dimension"},
-                    {"layers", double(m.layers), "", "model: layers"},
-                    {"local_layers", double(m.slidingWindow->localLayers), "", "model: layers that attend through the window"},
-                    {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
-                    {"window", double(m.slidingWindow->window), "", "model: the sliding window, in tokens"}},
-                   "A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
-                   "weighted sum: over the whole sequence in a global layer, over the window in a local one.",
-                   "4", "Counting FLOPs of contractions");
-    } else {
-        why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
-                   "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
-                   {{"matmul_params", matmulParams, "", "active weights in matmuls: all but the embedding lookup, the output layer included"},
-                    {"seq_len", double(seqLen), "", "plan: the sequence (or prompt) length"},
-                    {"heads", double(m.heads), "", "model: query heads"},
-                    {"d_qk", qk, "", "model: query/key head dimension"},
-                    {"d_v", v, "", "model: value head dimension"},
-                    {"layers", double(m.layers), "", "model: layers"}},
-                   "A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
-                   "weighted sum over the sequence.",
-                   "4", "Counting FLOPs of contractions");
+        forwardValues.push_back({"local_layers", double(m.slidingWindow->localLayers), "", "model: layers that attend through the window"});
+        forwardValues.push_back({"window", double(m.slidingWindow->window), "", "model: the sliding window, in tokens"});
     }
+    why.record("model.forward_flops_per_token", e.forwardFlopsPerToken,
+               m.slidingWindow ? "2 * matmul_params + 2 * heads * (d_qk + d_v) * ((layers - local_layers) * seq_len + "
+                                 "local_layers * min(seq_len, window))"
+                               : "2 * matmul_params + 2 * seq_len * heads * (d_qk + d_v) * layers",
+               forwardValues,
+               std::string("A forward pass does 2 FLOPs per weight per token (a multiply and an add), plus attention's Q·Kᵀ and "
+                           "weighted sum")
+                   + (m.slidingWindow ? ": over the whole sequence in a global layer, over the window in a local one."
+                                      : " over the sequence."),
+               "4", "Counting FLOPs of contractions");
     why.record("model.flops_per_token", e.flopsPerToken, "3 * forward_flops_per_token",
                {{"forward_flops_per_token", e.forwardFlopsPerToken, "model.forward_flops_per_token", ""}},
                "Training: the backward pass costs twice the forward (gradients of the inputs and of the weights), so "

@@ -137,6 +137,10 @@ private:
     double decodeKvBytes(double batch, double context) const;
     /// What the decode derivations' `context` is: the mean context, windowed where layers are local.
     std::string contextNote() const;
+    /// One sequence's KV cache at `context` tokens (a local layer keeps only its window).
+    double sequenceKvBytes(double context) const { return cachedTokens(m_model, context) * m_kvPerToken; }
+    /// What `max_context` is in the memory derivations.
+    std::string maxContextNote() const;
     double weightBytesPerChip() const;
     /// The layers' weights over the whole model: outside the routed experts (embeddings not
     /// included) and in them.
@@ -293,6 +297,13 @@ std::string InferenceCost::contextNote() const
     return "the mean context over the generation (from prompt_len to prompt_len + generate_len) as the layers keep "
            "it: a local layer only its window of " + formatNumber(double(m_model.slidingWindow->window))
            + " tokens (averaged over the steps and the layers)";
+}
+
+std::string InferenceCost::maxContextNote() const
+{
+    return m_model.slidingWindow ? "prompt_len + generate_len, the longest context, as the layers keep it: a local layer "
+                                   "only its window (averaged over the layers)"
+                                 : "plan: prompt_len + generate_len, the longest context";
 }
 
 double InferenceCost::decodeKvBytes(double batch, double context) const
@@ -633,7 +644,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         }
     }
     if (m_cp > 1) {
-        const double kv = cachedTokens(m, prompt) * m_kvPerToken / m.layers; // one layer's keys and values of the prompt
+        const double kv = sequenceKvBytes(prompt) / m.layers; // one layer's keys and values of the prompt
         const double ring = collectiveTime(CollectiveOp::AllGather, Role::Context, kv);
         const double attnPerLayer = attention * m_prefillAttentionSlowdown / m.layers * prompt / (m_lanes * m_peak);
         comms += sequences * m.layers * std::max(0.0, ring - attnPerLayer); // ring attention overlaps
@@ -777,10 +788,7 @@ void InferenceCost::explainMemory(const MemoryBreakdown &mem, double batch, doub
                  "Memory at inference");
     m_why.record("memory_per_chip.kv_cache", mem.kvCache, "batch * (max_context * kv_bytes_per_token) / kv_shards",
                  {{"batch", batch, "", "sequences per decoding replica: ceil(inference.batch / replicas)"},
-                  {"max_context", cachedTokens(m, maxContext), "",
-                   m.slidingWindow ? "prompt_len + generate_len, the longest context, as the layers keep it: a local "
-                                     "layer only its window (averaged over the layers)"
-                                   : "plan: prompt_len + generate_len, the longest context"},
+                  {"max_context", cachedTokens(m, maxContext), "", maxContextNote()},
                   {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
                   {"kv_shards", kvShards(batch), "",
                    "chips the cache is split over: pipeline × context × min(tensor × expert, KV heads × batch) (book: "
@@ -1115,7 +1123,7 @@ std::optional<Error> InferenceCost::run()
     MemoryBreakdown mem;
     mem.params = weightBytesPerChip();
     const double maxContext = prompt + generate;
-    const double kvPerSequence = cachedTokens(m, maxContext) * m_kvPerToken; // local layers keep their window
+    const double kvPerSequence = sequenceKvBytes(maxContext);
     mem.kvCache = batch * kvPerSequence / kvShards(batch);
     mem.activations = prompt / m_cp * (4.0 * double(m.dModel) + 3.0 * double(std::max(m.dFf, m.moe ? m.moe->dFfExpert : 0)) / m_tp)
                       * m_actBytes;
@@ -1128,7 +1136,7 @@ std::optional<Error> InferenceCost::run()
     m_out.perChip.push_back({disaggregated ? "decode chips" : "every chip", std::int64_t(decodeReplicas) * perReplica, mem});
     if (disaggregated) {
         MemoryBreakdown pre = mem;
-        pre.kvCache = cachedTokens(m, prompt) * m_kvPerToken / kvShards(1.0);
+        pre.kvCache = sequenceKvBytes(prompt) / kvShards(1.0);
         pre.total = pre.params + pre.kvCache + pre.activations;
         pre.fits = pre.total <= pre.capacity;
         m_out.perChip.push_back({"prefill chips", m_spec.prefillChips, pre});
@@ -1156,7 +1164,7 @@ std::optional<Error> InferenceCost::run()
         // The prompt's KV cache travels from a prefill replica to a decode replica.
         const double link = m_chip.isTpu() ? m_chip.dcnBandwidth * double(perReplica)
                                            : m_chip.scaleOut->nodeEgressBandwidth / m_t.axes()[0].size * double(perReplica);
-        kvTransfer = cachedTokens(m, prompt) * m_kvPerToken / link;
+        kvTransfer = sequenceKvBytes(prompt) / link;
         prefillAll = std::ceil(double(m_spec.batch) / prefillReplicas) * onePrefill.total();
         prefill(std::ceil(double(m_spec.batch) / prefillReplicas), true);
         ttft = onePrefill.total() + kvTransfer + first.total();
@@ -1277,10 +1285,7 @@ std::optional<Error> InferenceCost::run()
                           {"kv_shards", spread ? full : kvShards(1.0), "",
                            spread ? "a batch this large spreads the cache over every chip of a replica"
                                   : "the cache of a batch this small is split over the KV heads only"},
-                          {"max_context", cachedTokens(m, maxContext), "",
-                           m.slidingWindow ? "prompt_len + generate_len as the layers keep it: a local layer only its "
-                                             "window (averaged over the layers)"
-                                           : "plan: prompt_len + generate_len"},
+                          {"max_context", cachedTokens(m, maxContext), "", maxContextNote()},
                           {"kv_bytes_per_token", m_kvPerToken, "inference.kv_cache_bytes_per_token", ""},
                           {"replicas", decodeReplicas, "", "decoding replicas"}},
                          "The largest batch whose KV cache fits in the HBM the weights and a prefill leave free: the "

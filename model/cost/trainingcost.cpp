@@ -1373,35 +1373,33 @@ std::optional<Error> TrainingCost::run()
                      "The tokens of one step: the global batch of sequences times their length.", "5",
                      "Notation and the simplified model");
         const double matmulPerToken = trainingFlopsPerToken(m, 0);
+        std::vector<DerivationValue> flopValues{
+            {"tokens", step.tokens, "step.tokens", ""},
+            {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"}};
+        std::string expression = "tokens * (matmul_flops_per_token + 0.5 * (flops_per_token - matmul_flops_per_token))";
+        std::string words = "attention, counted as a causal kernel runs it (half of the book's full T² term).";
         if (m.slidingWindow) {
+            // The book's count caps a local layer at min(T, W) keys, not at the causal average: write it out.
             const auto [qk, v] = attentionHeadDims(m);
-            m_why.record("step.flops", step.flops,
-                         "tokens * (matmul_flops_per_token + 6 * heads * (d_qk + d_v) * ((layers - local_layers) * "
-                         "seq_len / 2 + local_layers * (min(seq_len, window) - min(seq_len, window) ** 2 / (2 * seq_len))))",
-                         {{"tokens", step.tokens, "step.tokens", ""},
-                          {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
-                          {"heads", double(m.heads), "", "model: query heads"},
-                          {"d_qk", qk, "", "model: query/key head dimension"},
-                          {"d_v", v, "", "model: value head dimension"},
-                          {"layers", double(m.layers), "", "model: layers"},
-                          {"local_layers", double(m.slidingWindow->localLayers), "", "model: layers that attend through the window"},
-                          {"seq_len", T, "", "plan: training.seq_len"},
-                          {"window", double(m.slidingWindow->window), "", "model: the sliding window, in tokens"}},
-                         "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), "
-                         "plus attention, counted as a causal kernel runs it: T/2 keys per query in a global layer; in "
-                         "a local one the first W queries see their prefix and the rest W keys, W − W²/(2T) on "
-                         "average. No recompute.",
-                         "4", "Whole-model totals and the 6·N·T rule");
+            expression = "tokens * (matmul_flops_per_token + 6 * heads * (d_qk + d_v) * ((layers - local_layers) * "
+                         "seq_len / 2 + local_layers * (min(seq_len, window) - min(seq_len, window) ** 2 / (2 * seq_len))))";
+            words = "attention, counted as a causal kernel runs it: T/2 keys per query in a global layer; in a local one "
+                    "the first W queries see their prefix and the rest W keys, W − W²/(2T) on average.";
+            flopValues.insert(flopValues.end(),
+                              {{"heads", double(m.heads), "", "model: query heads"},
+                               {"d_qk", qk, "", "model: query/key head dimension"},
+                               {"d_v", v, "", "model: value head dimension"},
+                               {"layers", double(m.layers), "", "model: layers"},
+                               {"local_layers", double(m.slidingWindow->localLayers), "", "model: layers that attend through the window"},
+                               {"seq_len", T, "", "plan: training.seq_len"},
+                               {"window", double(m.slidingWindow->window), "", "model: the sliding window, in tokens"}});
         } else {
-            m_why.record("step.flops", step.flops,
-                         "tokens * (matmul_flops_per_token + 0.5 * (flops_per_token - matmul_flops_per_token))",
-                         {{"tokens", step.tokens, "step.tokens", ""},
-                          {"matmul_flops_per_token", matmulPerToken, "", "6 × the parameters a token meets (the book's 6·N)"},
-                          {"flops_per_token", m_out.flopsPerToken, "", "model.flops_per_token: 6·N plus attention at this sequence length"}},
-                         "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), plus "
-                         "attention, counted as a causal kernel runs it (half of the book's full T² term). No recompute.",
-                         "4", "Whole-model totals and the 6·N·T rule");
+            flopValues.push_back({"flops_per_token", m_out.flopsPerToken, "", "model.flops_per_token: 6·N plus attention at this sequence length"});
         }
+        m_why.record("step.flops", step.flops, expression, flopValues,
+                     "The model FLOPs of a step: 6·N per token for the weight matmuls (2 forward, 4 backward), plus " + words
+                         + " No recompute.",
+                     "4", "Whole-model totals and the 6·N·T rule");
     }
 
     // Pipeline bubble of the schedule, in microbatch stage times tMb = F + B.

@@ -256,15 +256,15 @@ Chip readChip(const json &o, const std::string &path, const Chip *reference)
     if (reference) {
         // Start from the reference's measured figures; the object's own keys override them below.
         c.achievable = reference->achievable;
-        const json listed = jf::has(o, "achievable") && o.at("achievable").is_object() ? o.at("achievable") : json::object();
+        const json listed = jf::has(o, "achievable") ? o.at("achievable") : json::object();
         // A chip that states its own flops_fraction keeps it everywhere: the benchmark fractions
         // would otherwise set its serving and 8-bit rates from the reference's benchmark instead.
-        if (listed.contains("flops_fraction")) {
+        const bool ownRate = listed.contains("flops_fraction");
+        if (ownRate) {
             c.achievable.matmulBenchmarkFraction = 0;
             c.achievable.eightBitMatmulBenchmarkFraction = 0;
         }
         const json theirs = chipToJson(*reference).at("achievable");
-        const bool ownRate = listed.contains("flops_fraction");
         for (const auto &item : theirs.items()) {
             const bool benchmark = item.key() == "matmul_benchmark_fraction" || item.key() == "fp8_matmul_benchmark_fraction";
             if (!listed.contains(item.key()) && !(ownRate && benchmark))

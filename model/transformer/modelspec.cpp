@@ -190,6 +190,11 @@ double kvCacheBytesPerToken(const ModelSpec &m, DType kvDtype)
     return perLayer * m.layers * bytesPerElement(kvDtype);
 }
 
+double kvCacheBytesPerSequence(const ModelSpec &m, DType kvDtype, double context)
+{
+    return kvCacheBytesPerToken(m, kvDtype) * cachedTokens(m, context);
+}
+
 std::optional<Error> validateModel(const ModelSpec &m, const std::string &path)
 {
     const auto at = [&](const char *field, std::string message) {

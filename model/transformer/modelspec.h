@@ -115,6 +115,9 @@ double forwardFlopsPerToken(const ModelSpec &model, std::int64_t seqLen);
 double causalTrainingFlopsPerToken(const ModelSpec &model, std::int64_t seqLen);
 /// KV cache bytes per token for the whole model: 2·L·K·H (GQA/MQA/MHA) or L·(kv_lora + rope) (MLA).
 double kvCacheBytesPerToken(const ModelSpec &model, DType kvDtype);
+/// KV cache bytes of one sequence at a context of `context` tokens: per token, times the tokens
+/// the layers keep (a local layer only its window).
+double kvCacheBytesPerSequence(const ModelSpec &model, DType kvDtype, double context);
 
 /// Checks that the numbers describe a model we can cost (positive sizes, heads divisible by KV
 /// heads, experts_per_token <= experts, ...); errors name `path`.field.
