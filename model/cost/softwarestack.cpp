@@ -1,6 +1,7 @@
 // Stacks and the attention kernels they call.
 #include "cost/softwarestack.h"
 #include "hardware/chip.h"
+#include "plan/plan.h"
 #include "transformer/modelspec.h"
 
 #include <algorithm>
@@ -267,6 +268,33 @@ double expertKernelShare(const Chip &chip, std::string_view stack, DType compute
     if (stack == "tensorrt-llm" && sixteenBit && chip.achievable.legacyKernelShare > 0)
         return chip.achievable.legacyKernelShare;
     return 1.0;
+}
+
+bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked)
+{
+    if (asked != ExpertDispatch::Stack)
+        return asked == ExpertDispatch::Deduplicated;
+    // NeMo's Megatron-Bridge performance recipes run the flex dispatcher (DeepEP, or HybridEP) for
+    // their MoE models (scripts/performance/configs/*/..._workload_base_configs.py,
+    // moe_flex_dispatcher_backend); a recipe that sets moe_token_dispatcher_type "alltoall" says
+    // so in its plan (NVIDIA-NeMo/Megatron-Bridge@17a381f). Megatron-LM's MoE guide runs
+    // "alltoall" for standard EP > 1 setups and the flex dispatcher, which "removes redundant
+    // tokens during cross-node communication", when asked (megatron/core/transformer/moe/README.md,
+    // its dispatcher table; NVIDIA/Megatron-LM@d98e8a6); torchtitan's comm_backend defaults to "standard",
+    // PyTorch's all_to_all_single (torchtitan/models/common/config_utils.py); DeepSpeed-MoE and
+    // MegaBlocks (composer) call a plain all-to-all; MaxText's ragged all-to-all sends each copy.
+    return stack.empty() || stack == "nemo";
+}
+
+bool dispatchesExpertTokensInFp8(std::string_view stack)
+{
+    // Megatron-Core (and NeMo over it) dispatch the bf16 hidden states: DeepEP's fused dispatch
+    // takes them as they are, HybridEP asserts "does not support fp8 dispatch now", and the
+    // moe_dispatch_fwd_dtype option ("bf16" by default) quantizes only with the Blackwell-only
+    // ncclep backend (megatron/core/transformer/moe/fused_a2a.py, transformer_config.py at
+    // NVIDIA/Megatron-LM@d98e8a6). torchtitan's Float8 and MXFP8 recipes quantize inside the
+    // grouped matmuls, after the all-to-all. DeepSeek-V3 dispatches fp8 (report sec. 3.3.2).
+    return stack.empty();
 }
 
 double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert)

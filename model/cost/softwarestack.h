@@ -13,6 +13,7 @@ namespace meshplan::model {
 
 struct Chip;
 struct ModelSpec;
+enum class ExpertDispatch; // plan/plan.h
 
 /// The fused attention kernel `stack` runs on `chip` among those the chip lists curves for
 /// ("flash-attention-3", "cudnn", "flash-attention-2"), or "" when the chip lists none (TPUs:
@@ -110,6 +111,15 @@ ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack
 /// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.
 double expertKernelShare(const Chip &chip, std::string_view stack, DType compute);
 
+/// Whether `stack`'s expert dispatch sends a token across the scale-out network once per node
+/// that holds one of its experts, forwarding it over NVLink there (DeepEP, HybridEP, DeepSeek-V3's
+/// own kernels), rather than once per routed copy as a plain all-to-all does. The plan's
+/// parallelism.expert_dispatch (`asked`) overrides it. A well-tuned stack (none named) does.
+bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked);
+/// Whether `stack` sends routed tokens in fp8 when the experts' matmuls run fp8 (the combine
+/// stays bf16), as DeepSeek-V3's recipe does; the frameworks named here dispatch bf16 tokens and
+/// quantize them inside the expert matmuls. A well-tuned stack (none named) dispatches fp8.
+bool dispatchesExpertTokensInFp8(std::string_view stack);
 /// The share of their matmul rate routed experts keep once their tokens are sorted, permuted and
 /// un-permuted: 1 / (1 + cost x ridge / d_ff_expert), with `ridge` the achievable FLOPs per HBM
 /// byte the step runs at. The cost is counted from the permutation's bytes on GPUs and calibrated

@@ -245,13 +245,15 @@ private:
     MemoryBreakdown stageMemory(int stage) const;
     void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
                        double bytes, double count, double exposed, double timeEach, double overlapFlops,
-                       double overlapS);
+                       double overlapS, const CollectiveOptions *options = nullptr);
     /// One layer's operations (and the logits matmul) for the roofline; FLOPs as the step counts them.
     void recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
                           int stageMoe, const OperationRecompute &recompute);
     OperationRecompute operationRecompute(const LayerCost &dense, const LayerCost &sparse) const;
     void addOperation(const std::string &op, const char *kind, double flops, double bytes, double flopsRate,
                       double count);
+    /// terms.expert_token_bytes: what the expert all-to-all sends per element, and who says so.
+    void explainExpertTokens(double routedBytes, bool deduplicated);
     CollectiveCost cost(CollectiveOp op, const std::vector<AxisSpan> &spans, double bytes) const
     {
         return collectiveCost(m_t, op, spans, bytes, m_options);
@@ -485,6 +487,36 @@ LayerCost TrainingCost::layerCost(bool moe) const
     return c;
 }
 
+void TrainingCost::explainExpertTokens(double routedBytes, bool deduplicated)
+{
+    const bool achievable = m_options.mode == CostMode::Achievable;
+    const bool fp8Out = routedBytes < m_flowBytes;
+    std::string words = "Bytes per element of a routed token in the expert all-to-all: ";
+    if (!achievable)
+        words += "the book's all-to-all at the recipe's dtypes, out and back.";
+    else if (fp8Out)
+        words += "dispatched in fp8 and combined in bf16 (DeepSeek-V3 report, section 3.3.2).";
+    else if (m_train.stack.empty())
+        words += "bf16 out and back (the recipe computes in 16 bits).";
+    else
+        words += "bf16 out and back: stack " + m_train.stack + " dispatches bf16 tokens.";
+    if (achievable) {
+        std::string owner = "stack " + m_train.stack + "'s dispatcher";
+        if (m_par.expertDispatch != ExpertDispatch::Stack)
+            owner = "the plan's parallelism.expert_dispatch";
+        else if (m_train.stack.empty())
+            owner = "a well-tuned stack, none named";
+        words += deduplicated ? " Each crosses the network once per node holding one of its experts ("
+                              : " Every routed copy crosses the network on its own (";
+        words += owner + ").";
+    }
+    std::vector<DerivationValue> values{{"flow_bytes", m_flowBytes, "", "bf16 activations"}};
+    if (fp8Out)
+        values.insert(values.begin(), DerivationValue{"act_bytes", m_actBytes, "", "plan: workload.compute_dtype"});
+    m_why.term("expert_token_bytes", routedBytes, fp8Out ? "(act_bytes + flow_bytes) / 2" : "flow_bytes",
+               std::move(values), std::move(words), "12", "Collectives on GPUs");
+}
+
 double TrainingCost::shapeInverse(double k, DType type) const
 {
     if (m_options.mode == CostMode::Ideal)
@@ -689,17 +721,17 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
 
 void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Role role,
                                  const std::vector<AxisSpan> &spans, double bytes, double count, double exposed,
-                                 double timeEach, double overlapFlops, double overlapS)
+                                 double timeEach, double overlapFlops, double overlapS, const CollectiveOptions *options)
 {
     if (count <= 0 || bytes <= 0)
         return;
-    m_out.collectives.push_back(
-        collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, m_options));
+    const CollectiveOptions &o = options ? *options : m_options;
+    m_out.collectives.push_back(collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, o));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
     if (m_why.on())
         explainCollective(m_why, m_t, m_out.collectives.size() - 1, m_out.collectives.back(), spans, count, timeEach,
-                          exposed, m_options, overlapRule(purpose));
+                          exposed, o, overlapRule(purpose));
 }
 
 void TrainingCost::addOperation(const std::string &op, const char *kind, double flops, double bytes,
@@ -1567,14 +1599,26 @@ std::optional<Error> TrainingCost::run()
     // Expert parallelism: dispatch and combine all-to-alls in every MoE layer, forward and backward.
     if (m_d.expert > 1 && m.moe && stageMoe > 0) {
         const auto spans = m_placement.of(Role::Expert);
-        // Under an fp8 recipe tokens are dispatched in fp8 and combined in bf16 (DeepSeek-V3
-        // report, section 3.3.2; DeepEP's low-precision dispatch): the mean of the two per element.
-        const double routedBytes = 0.5 * (m_actBytes + m_flowBytes);
+        // Under an fp8 recipe a stack that dispatches fp8 sends tokens in fp8 and combines them in
+        // bf16 (DeepSeek-V3 report, section 3.3.2): the mean of the two per element, as the ideal
+        // model keeps. Megatron and the other frameworks send bf16 both ways.
+        const bool achievable = m_options.mode == CostMode::Achievable;
+        const double routedBytes = !achievable || dispatchesExpertTokensInFp8(m_train.stack)
+                                       ? 0.5 * (m_actBytes + m_flowBytes)
+                                       : m_flowBytes;
         const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * routedBytes
                               / (m_sequenceParallel ? tp : 1.0);
         const double v = routed * m_d.expert;
         const double count = 2.0 * (2.0 + expertRounds) * stageMoe * mb;
-        const double each = cost(CollectiveOp::AllToAll, spans, v).time;
+        // DeepEP-style kernels send a token across the network once per node that holds one of
+        // its experts (the book's all-to-all, in the ideal model, sends every copy).
+        CollectiveOptions dispatch = m_options;
+        const bool deduplicated = achievable && deduplicatesExpertDispatch(m_train.stack, m_par.expertDispatch);
+        if (deduplicated)
+            dispatch.forwardedTopK = m.moe->expertsPerToken;
+        if (m_why.on())
+            explainExpertTokens(routedBytes, deduplicated);
+        const double each = collectiveCost(m_t, CollectiveOp::AllToAll, spans, v, dispatch).time;
         // Without overlap every all-to-all waits for its tokens. DualPipe (or an explicit
         // expert_overlap) runs one micro-batch's all-to-alls beside another's computation: per MoE
         // layer and microbatch, only what outlasts that layer's forward, backward and recompute shows.
@@ -1587,7 +1631,7 @@ std::optional<Error> TrainingCost::run()
         // Dispatch before the routed experts, combine after: half their work each.
         const double expertFlops = sparse.expertFlops * m_tokensMb;
         addCollective(CollectiveOp::AllToAll, "expert dispatch and combine", Role::Expert, spans, v, count,
-                      exposedA2a, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0);
+                      exposedA2a, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0, &dispatch);
     }
 
     // Context parallelism: ring attention passes keys and values around (overlapped with attention).

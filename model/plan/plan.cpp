@@ -28,6 +28,19 @@ const std::vector<std::string_view> &servingStacks()
     return stacks;
 }
 
+std::string_view expertDispatchName(ExpertDispatch dispatch)
+{
+    switch (dispatch) {
+    case ExpertDispatch::Stack:
+        return "";
+    case ExpertDispatch::AllToAll:
+        return "all-to-all";
+    case ExpertDispatch::Deduplicated:
+        return "deduplicated";
+    }
+    return "";
+}
+
 std::string_view scheduleName(PipelineSchedule schedule)
 {
     switch (schedule) {
@@ -203,6 +216,10 @@ ParallelismSpec readParallelism(const json &o)
     p.sequenceParallel = jf::boolean(o, "sequence_parallel", path, false);
     p.tensorOverlap = jf::boolean(o, "tensor_overlap", path, false);
     p.expertOverlap = jf::boolean(o, "expert_overlap", path, false);
+    const std::vector<std::pair<std::string, ExpertDispatch>> dispatches{{"all-to-all", ExpertDispatch::AllToAll},
+                                                                         {"deduplicated", ExpertDispatch::Deduplicated}};
+    p.expertDispatch = enumField(o, "expert_dispatch", path, ExpertDispatch::Stack, dispatches,
+                                 "all-to-all or deduplicated");
     const std::vector<std::pair<std::string, PipelineSchedule>> schedules{
         {"gpipe", PipelineSchedule::GPipe},
         {"1f1b", PipelineSchedule::OneFOneB},
@@ -383,6 +400,8 @@ json planToJson(const Plan &plan)
         parallelism["tensor_overlap"] = true;
     if (p.expertOverlap)
         parallelism["expert_overlap"] = true;
+    if (p.expertDispatch != ExpertDispatch::Stack)
+        parallelism["expert_dispatch"] = expertDispatchName(p.expertDispatch);
     parallelism["pipeline_schedule"] = scheduleName(p.schedule);
     parallelism["microbatches"] = p.microbatches;
     parallelism["virtual_stages"] = p.virtualStages;

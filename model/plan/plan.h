@@ -30,6 +30,15 @@ enum class PipelineSchedule {
     DualPipe,
 };
 
+/// How routed tokens reach the expert-parallel ranks that hold their experts.
+enum class ExpertDispatch {
+    Stack,        ///< what the plan's software stack does (expertDispatchDeduplicates)
+    AllToAll,     ///< one all-to-all: each routed copy of a token travels on its own
+    /// A token crosses the scale-out network once per node holding one of its experts and is
+    /// forwarded over NVLink there (DeepSeek-V3's kernels, DeepEP, HybridEP).
+    Deduplicated,
+};
+
 enum class Optimizer {
     Adam,  ///< two moments
     AdamW, ///< Adam with decoupled weight decay: the same state
@@ -49,6 +58,7 @@ enum class Serving {
 
 std::string_view scheduleName(PipelineSchedule schedule);
 std::string_view optimizerName(Optimizer optimizer);
+std::string_view expertDispatchName(ExpertDispatch dispatch); ///< "all-to-all", "deduplicated" ("" for Stack)
 /// The names workload.stack takes for a training and for a serving workload.
 const std::vector<std::string_view> &trainingStacks();
 const std::vector<std::string_view> &servingStacks();
@@ -61,6 +71,7 @@ struct ParallelismSpec {
     bool tensorOverlap = false; ///< tensor-parallel collectives overlapped with matmuls (collective matmul)
     /// Expert all-to-alls overlapped with another micro-batch's computation (DualPipe implies it).
     bool expertOverlap = false;
+    ExpertDispatch expertDispatch = ExpertDispatch::Stack;
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int microbatches = 1;
     /// The plan left microbatches out of a pipelined training step: one sequence per microbatch,

@@ -1080,6 +1080,55 @@ private slots:
         QVERIFY_NEAR(overlapped.step.overlapInterference, 0.152 * overlapped.step.compute, 1e-9);
     }
 
+    // How routed tokens travel (workload.stack, parallelism.expert_dispatch), on Mixtral's fp8
+    // plan, whose expert group spans 4 GPUs in each of 2 nodes. V = 4096 tokens x top-2 x 4096 /
+    // TP 2 x 8 ranks = 134,217,728 elements: Megatron and NeMo send bf16 tokens both ways (2 bytes),
+    // a well-tuned stack sends fp8 and combines bf16 (1.5 bytes). A plain all-to-all sends V(M -
+    // 1)/M^2 = V/4 over the node's share of the network (400 GB/s x 4/8 GPUs x 0.8 = 160 GB/s); a
+    // deduplicating dispatch crosses once per other node holding one of a token's 2 experts, a
+    // share 2(1 - (1/2)^2)/2 = 0.75 of that. The ideal model keeps the book's all-to-all.
+    void expertDispatchFollowsTheStack()
+    {
+        QFile f(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        json p = json::parse(f.readAll().toStdString());
+        p["workload"]["compute_dtype"] = "fp8";
+        const auto a2a = [](const Evaluation &e) {
+            for (const auto &c : e.collectives)
+                if (c.purpose == "expert dispatch and combine")
+                    return c;
+            qFatal("no all-to-all");
+        };
+        const auto each = [&](const Evaluation &e) { return a2a(e).timeS / double(a2a(e).countPerStep); };
+        const double elements = 4096.0 * 2 * 4096 / 2 * 8;
+        const double network = 400e9 * 4.0 / 8.0 * 0.8;
+
+        const Evaluation tuned = run(p, CostMode::Achievable); // no stack: fp8 out, deduplicated
+        p["workload"]["stack"] = "megatron";                   // bf16, all-to-all
+        const Evaluation megatron = run(p, CostMode::Achievable);
+        const Evaluation megatronIdeal = run(p, CostMode::Ideal);
+        p["parallelism"]["expert_dispatch"] = "deduplicated";  // bf16, as DeepEP sends it
+        const Evaluation deepep = run(p, CostMode::Achievable);
+        const Evaluation deepepIdeal = run(p, CostMode::Ideal);
+        p["workload"]["stack"] = "nemo";
+        p["parallelism"].erase("expert_dispatch");             // NeMo's recipes: bf16, deduplicated
+        const Evaluation nemo = run(p, CostMode::Achievable);
+        p["parallelism"]["expert_dispatch"] = "all-to-all";
+        const Evaluation nemoPlain = run(p, CostMode::Achievable);
+
+        QCOMPARE(a2a(megatron).bytes, 2.0 * elements);
+        QCOMPARE(a2a(deepep).bytes, 2.0 * elements);
+        QCOMPARE(a2a(nemo).bytes, 2.0 * elements);
+        QCOMPARE(a2a(tuned).bytes, 1.5 * elements);
+        // The network term binds here: a quarter of the bf16 copies' bytes is the difference.
+        QVERIFY_NEAR(each(megatron) - each(deepep), 0.25 * 2.0 * elements / 4.0 / network, 1e-12);
+        QVERIFY_NEAR(each(nemo), each(deepep), 1e-15);
+        QVERIFY_NEAR(each(nemoPlain), each(megatron), 1e-15);
+        QVERIFY_NEAR(each(megatron) - each(tuned), (2.0 - 0.75 * 1.5) * elements / 4.0 / network, 1e-12);
+        QVERIFY(megatron.step.time > deepep.step.time);
+        QCOMPARE(each(megatronIdeal), each(deepepIdeal));
+    }
+
     // The six published runs of tests/data/published: step time within 15% (achievable model).
     void publishedRuns_data()
     {

@@ -489,6 +489,8 @@ private slots:
         row("context not dividing seq_len", R"({"workload": {"seq_len": 4095}})", "any", "parallelism.context", "4095");
         row("unknown pipeline_schedule", R"({"parallelism": {"pipeline_schedule": "2f2b"}})", "parse",
             "parallelism.pipeline_schedule", "2f2b");
+        row("unknown expert_dispatch", R"({"parallelism": {"expert_dispatch": "deepep"}})", "parse",
+            "parallelism.expert_dispatch", "all-to-all or deduplicated");
         row("zero_stage 4", R"({"parallelism": {"zero_stage": 4}})", "parse", "parallelism.zero_stage");
         row("virtual_stages 0",
             R"({"parallelism": {"virtual_stages": 0, "pipeline": 2, "fsdp": 512, "pipeline_schedule": "interleaved-1f1b"}})", "parse", "parallelism.virtual_stages");
@@ -748,6 +750,20 @@ private slots:
         const json r = evaluationToJson(*e, true);
         QVERIFY(r.contains("train") && r["train"]["days"].get<double>() > 0);
         QVERIFY(!evaluationToJson(*evaluate(*parsePlan(invariantPlan())), true).contains("train"));
+
+        // parallelism.expert_dispatch: absent it is the stack's and is not written; named, it is
+        // read and written back.
+        QVERIFY(!written["parallelism"].contains("expert_dispatch"));
+        QVERIFY(plan->parallelism.expertDispatch == ExpertDispatch::Stack);
+        for (const char *name : {"all-to-all", "deduplicated"}) {
+            json named = doc;
+            named["parallelism"]["expert_dispatch"] = name;
+            const auto withDispatch = parsePlan(named);
+            QVERIFY2(withDispatch, withDispatch ? "" : withDispatch.error().toString().c_str());
+            QCOMPARE(QString::fromStdString(std::string(expertDispatchName(withDispatch->parallelism.expertDispatch))),
+                     QString::fromLatin1(name));
+            QVERIFY(planToJson(*withDispatch)["parallelism"]["expert_dispatch"] == json(name));
+        }
 
         // Serving stacks on serving plans.
         json serve = basePlan();
