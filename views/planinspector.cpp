@@ -213,8 +213,37 @@ PlanInspector::PlanInspector(QWidget *parent)
     parForm->addRow(tr("Microbatches"), microbatches);
     auto *virtualStages = intEditor(tr("Virtual stages"), "/parallelism/virtual_stages", 1, 1024);
     parForm->addRow(tr("Virtual stages"), virtualStages);
-    // Optimizer sharding, sequence parallelism and pipeline schedules mean nothing to serving.
-    m_trainingOnly = {zero, sp, schedule, microbatches, virtualStages};
+    // How a MoE layer's routed tokens reach their experts (parallelism.expert_dispatch): the
+    // first entry removes the key, leaving it to the software stack.
+    auto *dispatch = new QComboBox(parBox);
+    dispatch->addItem(tr("stack's default"), QString());
+    dispatch->addItem(tr("all-to-all (every copy)"), QStringLiteral("all-to-all"));
+    dispatch->addItem(tr("deduplicated (once per node)"), QStringLiteral("deduplicated"));
+    addField(parForm, tr("Expert dispatch"), "/parallelism/expert_dispatch", dispatch,
+             tr("How routed tokens cross the network to their experts' ranks: a plain all-to-all sends every routed "
+                "copy (Megatron-LM's alltoall dispatcher, torchtitan, DeepSpeed); DeepEP and HybridEP send a token "
+                "once per node that holds one of its experts and forward it over NVLink. The stack's default: NeMo "
+                "and a well-tuned stack deduplicate, the other frameworks do not. Mixture-of-experts models only."),
+             [dispatch](const json &v) {
+                 dispatch->setCurrentIndex(v.is_string() ? std::max(0, dispatch->findData(qs(v.get<std::string>()))) : 0);
+             });
+    connect(dispatch, &QComboBox::activated, this, [this, dispatch] {
+        const QString name = dispatch->currentData().toString();
+        emit fieldEdited(tr("Set expert dispatch"), "/parallelism/expert_dispatch",
+                         name.isEmpty() ? json() : json(name.toStdString()), -1);
+    });
+    auto *expertOverlap = new QCheckBox(parBox);
+    addField(parForm, tr("Expert overlap"), "/parallelism/expert_overlap", expertOverlap,
+             tr("Run one micro-batch's expert all-to-alls beside another's computation (Megatron's "
+                "--overlap-moe-expert-parallel-comm; DualPipe does it by itself): only what outlasts a MoE layer's "
+                "compute is exposed."),
+             [expertOverlap](const json &v) { expertOverlap->setChecked(v.is_boolean() && v.get<bool>()); });
+    connect(expertOverlap, &QCheckBox::toggled, this, [this](bool on) {
+        emit fieldEdited(tr("Expert overlap"), "/parallelism/expert_overlap", on ? json(true) : json(), -1);
+    });
+    // Optimizer sharding, sequence parallelism, pipeline schedules and micro-batch overlap mean
+    // nothing to serving.
+    m_trainingOnly = {zero, sp, schedule, microbatches, virtualStages, expertOverlap};
     layout->addWidget(parBox);
 
     // Workload.

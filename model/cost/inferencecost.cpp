@@ -523,17 +523,22 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double from, double
         const bool ideal = m_mode == CostMode::Ideal;
         const double dispatch = elements * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
-        comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch)
-                                      + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine));
+        // DeepEP's low-latency decode kernels send each routed copy straight to its expert's rank
+        // (RDMA, no NVLink forwarding); a plan may say its dispatch deduplicates anyway.
+        CollectiveOptions decodeDispatch = m_options;
+        if (!ideal && m_plan.parallelism.expertDispatch == ExpertDispatch::Deduplicated)
+            decodeDispatch.forwardedTopK = m.moe->expertsPerToken;
+        comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch, decodeDispatch)
+                                      + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine, decodeDispatch));
         if (record) {
             const double expertFlops = 2.0 * batch * m.moe->expertsPerToken * double(m_params.expertParams) / m_lanes;
             const double expertRead = double(m.moe->experts) * double(m_params.expertParams) * expertFraction
                                       * m_weightBytes / m_lanes;
             const double between = std::max(expertFlops / m_peak, expertRead / m_decodeWeightHbm) / 2.0;
             addCollective(CollectiveOp::AllToAll, "decode: expert dispatch", Role::Expert, dispatch, m.moeLayerCount(),
-                          expertFlops / 2.0, between);
+                          expertFlops / 2.0, between, 1.0, &decodeDispatch);
             addCollective(CollectiveOp::AllToAll, "decode: expert combine", Role::Expert, combine, m.moeLayerCount(),
-                          expertFlops / 2.0, between);
+                          expertFlops / 2.0, between, 1.0, &decodeDispatch);
         }
     }
     if (m_fs > 1) {
@@ -619,8 +624,10 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         const double microBatches = ideal ? 1.0 : kEpPrefillMicroBatches;
         const double dispatch = elements / microBatches * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements / microBatches * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
+        // DeepEP's normal (prefill) kernels forward over NVLink, unless the plan says its dispatch
+        // sends every copy.
         CollectiveOptions forwarded = m_options;
-        if (!ideal)
+        if (!ideal && m_plan.parallelism.expertDispatch != ExpertDispatch::AllToAll)
             forwarded.forwardedTopK = m.moe->expertsPerToken;
         const double perLayer = microBatches
                                 * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch, forwarded)

@@ -299,6 +299,17 @@ bool dispatchesExpertTokensInFp8(std::string_view stack)
     return stack.empty();
 }
 
+ExpertDispatchWire expertDispatchWire(const Chip &chip, std::string_view stack, ExpertDispatch asked,
+                                      double computeBytes, double flowBytes, bool achievable)
+{
+    ExpertDispatchWire wire;
+    wire.compactOut = computeBytes < flowBytes && (!achievable || dispatchesExpertTokensInFp8(stack));
+    wire.bytes = wire.compactOut ? 0.5 * (computeBytes + flowBytes) : flowBytes;
+    // A TPU's all-to-all runs over ICI and DCN with no forwarding step to save.
+    wire.deduplicated = achievable && !chip.isTpu() && deduplicatesExpertDispatch(stack, asked);
+    return wire;
+}
+
 double expertDispatchEfficiency(const Chip &chip, double ridge, double dFfExpert)
 {
     if (!(dFfExpert > 0))

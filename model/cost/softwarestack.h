@@ -111,15 +111,30 @@ ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack
 /// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.
 double expertKernelShare(const Chip &chip, std::string_view stack, DType compute);
 
+
 /// Whether `stack`'s expert dispatch sends a token across the scale-out network once per node
 /// that holds one of its experts, forwarding it over NVLink there (DeepEP, HybridEP, DeepSeek-V3's
 /// own kernels), rather than once per routed copy as a plain all-to-all does. The plan's
 /// parallelism.expert_dispatch (`asked`) overrides it. A well-tuned stack (none named) does.
 bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked);
-/// Whether `stack` sends routed tokens in fp8 when the experts' matmuls run fp8 (the combine
-/// stays bf16), as DeepSeek-V3's recipe does; the frameworks named here dispatch bf16 tokens and
-/// quantize them inside the expert matmuls. A well-tuned stack (none named) dispatches fp8.
+
+/// Whether `stack` sends routed tokens at the experts' 8-bit compute dtype (the combine stays 16
+/// bits), as DeepSeek-V3's recipe does; the frameworks named here dispatch 16-bit tokens and
+/// quantize them inside the expert matmuls. A well-tuned stack (none named) dispatches 8-bit.
 bool dispatchesExpertTokensInFp8(std::string_view stack);
+
+/// How a training step's expert all-to-all moves a routed token: TrainingCost prices it and
+/// TrainingBound bounds it from this one rule.
+struct ExpertDispatchWire {
+    double bytes = 0;          ///< per element, the dispatch and the combine averaged
+    bool compactOut = false;   ///< dispatched at the compute dtype, narrower than the activations
+    bool deduplicated = false; ///< once per destination node across the scale-out network (GPUs)
+};
+/// `computeBytes` and `flowBytes` are the compute dtype's and the activations' bytes per element;
+/// the ideal model keeps the book's all-to-all (every copy, both dtypes averaged).
+ExpertDispatchWire expertDispatchWire(const Chip &chip, std::string_view stack, ExpertDispatch asked,
+                                      double computeBytes, double flowBytes, bool achievable);
+
 /// The share of their matmul rate routed experts keep once their tokens are sorted, permuted and
 /// un-permuted: 1 / (1 + cost x ridge / d_ff_expert), with `ridge` the achievable FLOPs per HBM
 /// byte the step runs at. The cost is counted from the permutation's bytes on GPUs and calibrated

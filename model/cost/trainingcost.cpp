@@ -253,7 +253,7 @@ private:
     void addOperation(const std::string &op, const char *kind, double flops, double bytes, double flopsRate,
                       double count);
     /// terms.expert_token_bytes: what the expert all-to-all sends per element, and who says so.
-    void explainExpertTokens(double routedBytes, bool deduplicated);
+    void explainExpertTokens(const ExpertDispatchWire &wire);
     CollectiveCost cost(CollectiveOp op, const std::vector<AxisSpan> &spans, double bytes) const
     {
         return collectiveCost(m_t, op, spans, bytes, m_options);
@@ -487,34 +487,37 @@ LayerCost TrainingCost::layerCost(bool moe) const
     return c;
 }
 
-void TrainingCost::explainExpertTokens(double routedBytes, bool deduplicated)
+void TrainingCost::explainExpertTokens(const ExpertDispatchWire &wire)
 {
     const bool achievable = m_options.mode == CostMode::Achievable;
-    const bool fp8Out = routedBytes < m_flowBytes;
     std::string words = "Bytes per element of a routed token in the expert all-to-all: ";
     if (!achievable)
-        words += "the book's all-to-all at the recipe's dtypes, out and back.";
-    else if (fp8Out)
-        words += "dispatched in fp8 and combined in bf16 (DeepSeek-V3 report, section 3.3.2).";
-    else if (m_train.stack.empty())
-        words += "bf16 out and back (the recipe computes in 16 bits).";
+        words += "the book's all-to-all at the recipe's dtypes, the dispatch and the combine averaged.";
+    else if (wire.compactOut)
+        words += "dispatched at the compute dtype and combined at the activations' (DeepSeek-V3 report, section "
+                 "3.3.2).";
+    else if (m_actBytes < m_flowBytes)
+        words += "the activations' dtype both ways: stack " + m_train.stack
+                 + " sends 16-bit tokens and quantizes them inside the expert matmuls.";
     else
-        words += "bf16 out and back: stack " + m_train.stack + " dispatches bf16 tokens.";
-    if (achievable) {
+        words += "the activations' dtype both ways.";
+    if (achievable && !m_chip.isTpu()) {
         std::string owner = "stack " + m_train.stack + "'s dispatcher";
         if (m_par.expertDispatch != ExpertDispatch::Stack)
             owner = "the plan's parallelism.expert_dispatch";
         else if (m_train.stack.empty())
             owner = "a well-tuned stack, none named";
-        words += deduplicated ? " Each crosses the network once per node holding one of its experts ("
-                              : " Every routed copy crosses the network on its own (";
+        words += wire.deduplicated ? " Each crosses the network once per node holding one of its experts ("
+                                   : " Every routed copy crosses the network on its own (";
         words += owner + ").";
     }
-    std::vector<DerivationValue> values{{"flow_bytes", m_flowBytes, "", "bf16 activations"}};
-    if (fp8Out)
+    std::vector<DerivationValue> values{{"flow_bytes", m_flowBytes, "", "the activations between kernels"}};
+    if (wire.compactOut)
         values.insert(values.begin(), DerivationValue{"act_bytes", m_actBytes, "", "plan: workload.compute_dtype"});
-    m_why.term("expert_token_bytes", routedBytes, fp8Out ? "(act_bytes + flow_bytes) / 2" : "flow_bytes",
-               std::move(values), std::move(words), "12", "Collectives on GPUs");
+    const bool tpu = m_chip.isTpu();
+    m_why.term("expert_token_bytes", wire.bytes, wire.compactOut ? "(act_bytes + flow_bytes) / 2" : "flow_bytes",
+               std::move(values), std::move(words), tpu ? "3" : "12",
+               tpu ? "A deeper dive into communication primitives" : "Collectives on GPUs");
 }
 
 double TrainingCost::shapeInverse(double k, DType type) const
@@ -1601,23 +1604,20 @@ std::optional<Error> TrainingCost::run()
         const auto spans = m_placement.of(Role::Expert);
         // Under an fp8 recipe a stack that dispatches fp8 sends tokens in fp8 and combines them in
         // bf16 (DeepSeek-V3 report, section 3.3.2): the mean of the two per element, as the ideal
-        // model keeps. Megatron and the other frameworks send bf16 both ways.
-        const bool achievable = m_options.mode == CostMode::Achievable;
-        const double routedBytes = !achievable || dispatchesExpertTokensInFp8(m_train.stack)
-                                       ? 0.5 * (m_actBytes + m_flowBytes)
-                                       : m_flowBytes;
+        // model keeps. Megatron and the other frameworks send bf16 both ways. DeepEP-style kernels
+        // send a token across the network once per node that holds one of its experts.
+        const ExpertDispatchWire wire = expertDispatchWire(m_chip, m_train.stack, m_par.expertDispatch, m_actBytes,
+                                                           m_flowBytes, m_options.mode == CostMode::Achievable);
+        const double routedBytes = wire.bytes;
         const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * routedBytes
                               / (m_sequenceParallel ? tp : 1.0);
         const double v = routed * m_d.expert;
         const double count = 2.0 * (2.0 + expertRounds) * stageMoe * mb;
-        // DeepEP-style kernels send a token across the network once per node that holds one of
-        // its experts (the book's all-to-all, in the ideal model, sends every copy).
         CollectiveOptions dispatch = m_options;
-        const bool deduplicated = achievable && deduplicatesExpertDispatch(m_train.stack, m_par.expertDispatch);
-        if (deduplicated)
+        if (wire.deduplicated)
             dispatch.forwardedTopK = m.moe->expertsPerToken;
         if (m_why.on())
-            explainExpertTokens(routedBytes, deduplicated);
+            explainExpertTokens(wire);
         const double each = collectiveCost(m_t, CollectiveOp::AllToAll, spans, v, dispatch).time;
         // Without overlap every all-to-all waits for its tokens. DualPipe (or an explicit
         // expert_overlap) runs one micro-batch's all-to-alls beside another's computation: per MoE

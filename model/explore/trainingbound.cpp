@@ -437,15 +437,13 @@ TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, co
         out.pipeline = collectiveCost(topology, CollectiveOp::SendRecv, placement.of(Role::Pipeline), v, options).time;
     }
     if (degree(Role::Expert) > 1 && m.moe) {
-        // As TrainingCost prices them: fp8 out and bf16 back on a stack that dispatches fp8 (and in
-        // the ideal model), bf16 both ways elsewhere; once per node on a deduplicating dispatch.
-        const bool achievable = m_mode == CostMode::Achievable;
-        const double bytes = !achievable || dispatchesExpertTokensInFp8(train.stack) ? 0.5 * (m_actBytes + m_flowBytes)
-                                                                                     : m_flowBytes;
-        const double routed = tokensMb * m.moe->expertsPerToken * double(m.dModel) * bytes
+        // As TrainingCost prices them (expertDispatchWire).
+        const ExpertDispatchWire wire = expertDispatchWire(topology.chip(), train.stack, m_plan.parallelism.expertDispatch,
+                                                           m_actBytes, m_flowBytes, m_mode == CostMode::Achievable);
+        const double routed = tokensMb * m.moe->expertsPerToken * double(m.dModel) * wire.bytes
                               / (sequenceParallel(shape) ? tp : 1.0);
         CollectiveOptions dispatch = options;
-        if (achievable && deduplicatesExpertDispatch(train.stack, m_plan.parallelism.expertDispatch))
+        if (wire.deduplicated)
             dispatch.forwardedTopK = m.moe->expertsPerToken;
         out.expert = collectiveCost(topology, CollectiveOp::AllToAll, placement.of(Role::Expert),
                                     routed * degree(Role::Expert), dispatch).time;

@@ -32,7 +32,7 @@ enum class PipelineSchedule {
 
 /// How routed tokens reach the expert-parallel ranks that hold their experts.
 enum class ExpertDispatch {
-    Stack,        ///< what the plan's software stack does (expertDispatchDeduplicates)
+    Stack,        ///< what the plan's software stack does (deduplicatesExpertDispatch)
     AllToAll,     ///< one all-to-all: each routed copy of a token travels on its own
     /// A token crosses the scale-out network once per node holding one of its experts and is
     /// forwarded over NVLink there (DeepSeek-V3's kernels, DeepEP, HybridEP).

@@ -23,6 +23,7 @@
 
 #include <QAction>
 #include <QClipboard>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QStandardItemModel>
 #include <QDoubleSpinBox>
@@ -363,6 +364,42 @@ private slots:
         doc().undoStack()->undo();
         QCOMPARE(doc().plan().training.stack, std::string("megatron"));
         QCOMPARE(stack->currentData().toString(), QStringLiteral("megatron"));
+    }
+
+    // The expert dispatch and overlap are chosen in the inspector: DeepSeek-V3 over 2048 H100s
+    // (no stack: deduplicated) gets slower sending every routed copy across the network, faster
+    // with the all-to-alls overlapped; "stack's default" removes the key; each choice is one undo
+    // step, and the overlap is a training field only.
+    void choosingTheExpertDispatch()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/deepseek-v3-h100-2048.meshplan")));
+        auto *dispatch = window().inspector()->findChild<QComboBox *>(QStringLiteral("/parallelism/expert_dispatch"));
+        auto *overlap = window().inspector()->findChild<QCheckBox *>(QStringLiteral("/parallelism/expert_overlap"));
+        QVERIFY(dispatch && overlap);
+        QCOMPARE(dispatch->currentIndex(), 0);
+        QVERIFY(!overlap->isChecked());
+        const double tuned = doc().evaluation().value().step.time;
+        dispatch->setCurrentIndex(dispatch->findData(QStringLiteral("all-to-all")));
+        emit dispatch->activated(dispatch->currentIndex());
+        QCOMPARE(doc().json().at("parallelism").at("expert_dispatch").get<std::string>(), std::string("all-to-all"));
+        QVERIFY(doc().plan().parallelism.expertDispatch == meshplan::model::ExpertDispatch::AllToAll);
+        const double plain = doc().evaluation().value().step.time;
+        QVERIFY(plain > tuned);
+        overlap->setChecked(true);
+        QVERIFY(doc().json().at("parallelism").at("expert_overlap") == json(true));
+        QVERIFY(doc().evaluation().value().step.time < plain);
+        overlap->setChecked(false);
+        QVERIFY(!doc().json().at("parallelism").contains("expert_overlap"));
+        dispatch->setCurrentIndex(0);
+        emit dispatch->activated(0);
+        QVERIFY(!doc().json().at("parallelism").contains("expert_dispatch"));
+        QCOMPARE(doc().evaluation().value().step.time, tuned);
+        doc().undoStack()->undo();
+        QVERIFY(doc().plan().parallelism.expertDispatch == meshplan::model::ExpertDispatch::AllToAll);
+        QCOMPARE(dispatch->currentData().toString(), QStringLiteral("all-to-all"));
+        QVERIFY(window().editKind("inference"));
+        QVERIFY(window().inspector()->editorFor("/parallelism/expert_dispatch")->isVisibleTo(window().inspector()));
+        QVERIFY(!window().inspector()->editorFor("/parallelism/expert_overlap")->isVisibleTo(window().inspector()));
     }
 
     // The loss kernel is chosen in the inspector too: "unfused" prices the fp32 ops on the last

@@ -67,6 +67,10 @@ json gpuPlan(const std::string &model, int gpus, std::int64_t batch, std::int64_
     return doc;
 }
 
+#define QVERIFY_NEAR(got, want, rtol)                                                                                  \
+    QVERIFY2(std::fabs((got) - (want)) <= (rtol) * std::fabs(want),                                                    \
+             qPrintable(QStringLiteral("got %1, want %2").arg(got, 0, 'g', 8).arg(want, 0, 'g', 8)))
+
 } // namespace
 
 class TestInference : public QObject
@@ -533,6 +537,52 @@ private slots:
         const auto book = run(plan(128, 4096), CostMode::Ideal);
         QCOMPARE(find(book, "prefill: expert dispatch").countPerStep, std::int64_t(58));
         QCOMPARE(find(book, "prefill: expert dispatch").bytes, 2.0 * dispatch);
+    }
+
+    // parallelism.expert_dispatch in serving: DeepEP's prefill kernels forward over NVLink and its
+    // low-latency decode kernels send every copy straight to its rank, unless the plan says
+    // otherwise. DeepSeek-V3 over EP32 on 4 nodes: a token's 8 experts lie on 4(1 - (3/4)^8) =
+    // 3.5995 nodes on average, so a deduplicated dispatch sends 4(1 - (3/4)^8)/8 = 0.44994 of the
+    // plain all-to-all's network bytes, V x 3/16 over the node's 400 GB/s x 0.8.
+    void servingExpertDispatchFollowsThePlan()
+    {
+        const auto plan = [](const char *dispatch) {
+            json doc = gpuPlan("deepseek-v3", 8, 128, 4096, 64, "fp8", "expert");
+            doc["hardware"]["topology"] = {{"nodes", 4}, {"gpus_per_node", 8}};
+            doc["parallelism"] = {{"expert", 32}};
+            if (*dispatch)
+                doc["parallelism"]["expert_dispatch"] = dispatch;
+            return run(doc, CostMode::Achievable);
+        };
+        const auto find = [](const Evaluation &e, const char *purpose) {
+            for (const auto &c : e.collectives)
+                if (c.purpose == purpose)
+                    return c;
+            qFatal("no %s", purpose);
+        };
+        const auto each = [&](const Evaluation &e, const char *purpose) {
+            const CollectiveUse c = find(e, purpose);
+            return c.timeS / double(c.countPerStep);
+        };
+        const double share = 4.0 * (1.0 - std::pow(0.75, 8)) / 8.0;
+        const double network = 400e9 * 0.8;
+        const Evaluation byDefault = plan("");
+        const Evaluation plain = plan("all-to-all");
+        const Evaluation deduplicated = plan("deduplicated");
+        for (const char *purpose : {"prefill: expert dispatch", "prefill: expert combine"}) {
+            const double v = find(plain, purpose).bytes;
+            QCOMPARE(each(byDefault, purpose), each(deduplicated, purpose));
+            QVERIFY_NEAR(each(plain, purpose) - each(deduplicated, purpose), (1.0 - share) * v * 3.0 / 16.0 / network,
+                         1e-12);
+        }
+        for (const char *purpose : {"decode: expert dispatch", "decode: expert combine"}) {
+            const double v = find(plain, purpose).bytes;
+            QCOMPARE(each(byDefault, purpose), each(plain, purpose));
+            QVERIFY_NEAR(each(plain, purpose) - each(deduplicated, purpose), (1.0 - share) * v * 3.0 / 16.0 / network,
+                         1e-12);
+        }
+        QVERIFY(plain.inference->prefillS > byDefault.inference->prefillS);
+        QVERIFY(deduplicated.inference->decodeStepS < byDefault.inference->decodeStepS);
     }
 
     // Mechanism: a MoE prefill sorts each routed token to its experts and back around the grouped

@@ -1126,7 +1126,15 @@ private slots:
         QVERIFY_NEAR(each(nemoPlain), each(megatron), 1e-15);
         QVERIFY_NEAR(each(megatron) - each(tuned), (2.0 - 0.75 * 1.5) * elements / 4.0 / network, 1e-12);
         QVERIFY(megatron.step.time > deepep.step.time);
+        // The ideal model ignores both: the book's all-to-all of every copy, at the recipe's dtype
+        // (the ideal model's activations run at the compute dtype: 1 byte).
         QCOMPARE(each(megatronIdeal), each(deepepIdeal));
+        p["workload"].erase("stack");
+        p["parallelism"].erase("expert_dispatch");
+        const Evaluation tunedIdeal = run(p, CostMode::Ideal);
+        QCOMPARE(each(tunedIdeal), each(megatronIdeal));
+        QCOMPARE(a2a(megatronIdeal).bytes, 1.0 * elements);
+        QCOMPARE(a2a(tunedIdeal).bytes, 1.0 * elements);
     }
 
     // The six published runs of tests/data/published: step time within 15% (achievable model).

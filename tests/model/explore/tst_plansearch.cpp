@@ -348,6 +348,19 @@ void TestPlanSearch::boundsBelowEvaluation_data()
             QTest::newRow((std::string("dense, 4 GPUs, unfused loss, ideal, ") + stack).c_str())
                 << QByteArray::fromStdString(unfused.dump()) << 1;
     }
+    // The expert all-to-all across two nodes under an fp8 recipe: Megatron's bf16 tokens, every
+    // copy sent; a well-tuned stack's fp8 tokens, sent once per node.
+    if (!kSanitized) {
+        for (const char *dispatch : {"", "deduplicated"}) {
+            json moe = trainingPlan(tinyMoe(), smallGpu(2, 4), 16, 2048, "fp8");
+            if (std::string(dispatch).empty())
+                moe["workload"]["stack"] = "megatron";
+            else
+                moe["parallelism"]["expert_dispatch"] = dispatch;
+            QTest::newRow((std::string("moe fp8, 2 x 4 GPUs, dispatch ") + (*dispatch ? dispatch : "megatron")).c_str())
+                << QByteArray::fromStdString(moe.dump()) << 0;
+        }
+    }
     // torchtitan compiled: its blocks' traffic and its loss both drop (eager is the row above).
     // With async TP asked for, the backward's tensor collectives stay in view.
     json compiled = trainingPlan(tinyDense(), smallGpu(1, 4), 8, 4096);
