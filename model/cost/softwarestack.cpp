@@ -1,5 +1,6 @@
 // Stacks and the attention kernels they call.
 #include "cost/softwarestack.h"
+#include "hardware/attentionkernel.h"
 #include "hardware/chip.h"
 #include "plan/plan.h"
 #include "transformer/modelspec.h"
@@ -117,6 +118,24 @@ double kernelHeadDim(const ModelSpec &model)
     if (model.mla)
         return double(std::max(model.mla->qkNopeHeadDim + model.mla->qkRopeHeadDim, model.mla->vHeadDim));
     return double(model.headDim);
+}
+
+double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &model, double seqLen, bool backward)
+{
+    const double headDim = kernelHeadDim(model);
+    const auto share = [&](double length) {
+        return backward ? curve.backwardShare(length, headDim) : curve.forwardShare(length, headDim);
+    };
+    const double T = seqLen;
+    const double global = share(T);
+    if (!model.slidingWindow || 2.0 * double(model.slidingWindow->window) >= T)
+        return global;
+    const double W = double(model.slidingWindow->window);
+    const double local = share(2.0 * W);
+    // Causal keys per query: T/2 in a global layer, W - W^2/(2T) in a local one (T > W here).
+    const double localFlops = model.slidingWindow->localLayers * (W - W * W / (2.0 * T));
+    const double globalFlops = (model.layers - model.slidingWindow->localLayers) * T / 2.0;
+    return (localFlops + globalFlops) / (localFlops / local + globalFlops / global);
 }
 
 double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled)

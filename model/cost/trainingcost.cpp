@@ -1118,9 +1118,8 @@ void TrainingCost::setKernelRates(bool ideal)
     // same kernels competing with communication for the chip.
     const double peak16 = m_chip.peakFlops(DType::Bf16);
     const double T = double(m_train.seqLen) / m_d.context;
-    const double headDim = kernelHeadDim(m_model);
-    m_attnFwdRate = peak16 * found->second.forwardShare(T, headDim) * derate;
-    m_attnBwdRate = peak16 * found->second.backwardShare(T, headDim) * derate;
+    m_attnFwdRate = peak16 * attentionKernelShare(found->second, m_model, T, false) * derate;
+    m_attnBwdRate = peak16 * attentionKernelShare(found->second, m_model, T, true) * derate;
 }
 
 void TrainingCost::chargeContextRingTraffic()

@@ -63,8 +63,8 @@ std::pair<double, double> TrainingBound::attentionRates(int context) const
     const double peak16 = chip.peakFlops(DType::Bf16);
     const double derate = chip.benchmarkDerating();
     const double t = double(m_plan.training.seqLen) / context;
-    const double headDim = kernelHeadDim(m_plan.model);
-    return {peak16 * m_kernel->forwardShare(t, headDim) * derate, peak16 * m_kernel->backwardShare(t, headDim) * derate};
+    return {peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, false) * derate,
+            peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, true) * derate};
 }
 
 std::pair<double, double> TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, double tokens,

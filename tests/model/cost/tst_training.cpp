@@ -2,6 +2,7 @@
 // the book's ideal mode), and the six published runs must be predicted within 15% (achievable mode).
 #include "cost/evaluation.h"
 #include "cost/softwarestack.h"
+#include "hardware/attentionkernel.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
 #include "transformer/modelcatalog.h"
@@ -1247,6 +1248,29 @@ private slots:
         const double saved = 8.0 * 8192 * 4.0 * 688'128.0 * 480.0 / 8.0 / peak;
         QVERIFY2(std::fabs((global.step.compute - local.step.compute) / saved - 1.0) < 1e-6,
                  qPrintable(QString::number(global.step.compute - local.step.compute) + " vs " + QString::number(saved)));
+    }
+
+    // A local layer's kernel walks at most W keys per query, as a causal kernel over 2W tokens does
+    // on average: it runs at the curve's share for 2W. Gemma 2 9B at 32,768 tokens (W 4096 in 21 of
+    // 42 layers) on a curve rising log-linearly from 0.2 at 512 tokens to 0.6 at 32,768: the local
+    // layers run at 0.2 + 0.4 x log(16)/log(64) = 0.46667, the global ones at 0.6, weighed by their
+    // causal keys per query, 21 x (4096 - 4096^2/65536) = 80,640 against 21 x 16,384 = 344,064:
+    // 424,704 / (80,640 / 0.46667 + 344,064 / 0.6) = 0.569125. Inside 2W nothing changes.
+    void windowedLayersRunTheKernelAtTheirWindow()
+    {
+        AttentionKernelCurve curve;
+        curve.forward = {{512, 0.2}, {32768, 0.6}};
+        curve.backward = {{512, 0.1}, {32768, 0.5}};
+        const ModelSpec gemma = *ModelCatalog::builtin().find("gemma-2-9b");
+        QVERIFY(gemma.slidingWindow && gemma.slidingWindow->window == 4096 && gemma.slidingWindow->localLayers == 21);
+        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, false), 424704.0 / (80640.0 / (0.2 + 0.4 * 4.0 / 6.0) + 344064.0 / 0.6),
+                     1e-12);
+        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, true), 424704.0 / (80640.0 / (0.1 + 0.4 * 4.0 / 6.0) + 344064.0 / 0.5),
+                     1e-12);
+        QCOMPARE(attentionKernelShare(curve, gemma, 8192, false), curve.forwardShare(8192, 256));
+        ModelSpec global = gemma;
+        global.slidingWindow.reset();
+        QCOMPARE(attentionKernelShare(curve, global, 32768, false), 0.6);
     }
 
 private:
