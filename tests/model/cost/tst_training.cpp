@@ -1049,10 +1049,12 @@ private slots:
         QVERIFY(hasWarning(run(p, CostMode::Ideal), "dualpipe-shape"));
     }
 
-    // Expert all-to-alls overlapped with another micro-batch's computation (expert_overlap, or
-    // DualPipe) show only what outlasts a layer's compute: on Mixtral over 8 nodes the a2a is
-    // shorter than a layer, so it hides, and the step shrinks by what was exposed less what the
-    // hidden all-to-all's kernels take from the compute beside them (0.152 of the H100's SMs).
+    // Expert all-to-alls overlapped with another micro-batch's computation. Megatron's batch-level
+    // overlap (expert_overlap) hides the forward and recomputed passes' all-to-alls behind a
+    // layer's compute and leaves the backward's exposed: Mixtral under full remat runs three passes,
+    // so a third of the all-to-all time stays. The step shrinks by the two thirds hidden less what
+    // the hidden kernels take from the compute beside them (0.152 of the H100's SMs). DualPipe
+    // hides all three passes.
     void expertOverlapHidesTheAllToAll()
     {
         QFile f(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan"));
@@ -1069,9 +1071,10 @@ private slots:
         const Evaluation overlapped = run(p, CostMode::Achievable);
         QVERIFY(a2a(plain).exposedS > 0.01);
         QCOMPARE(a2a(plain).exposedS, a2a(plain).timeS);
-        QCOMPARE(a2a(overlapped).exposedS, 0.0);
+        QVERIFY_NEAR(a2a(overlapped).exposedS, a2a(plain).timeS / 3.0, 1e-12);
         QVERIFY_NEAR(plain.step.time - overlapped.step.time,
-                     a2a(plain).exposedS - (overlapped.step.overlapInterference - plain.step.overlapInterference), 1e-9);
+                     2.0 / 3.0 * a2a(plain).exposedS - (overlapped.step.overlapInterference - plain.step.overlapInterference),
+                     1e-9);
         // The FSDP gathers and the all-to-all now hide behind the same compute: their kernels hold
         // SMs for at most the compute span.
         double hidden = 0;
@@ -1079,6 +1082,9 @@ private slots:
             hidden += c.timeS - c.exposedS;
         QVERIFY(hidden > overlapped.step.compute);
         QVERIFY_NEAR(overlapped.step.overlapInterference, 0.152 * overlapped.step.compute, 1e-9);
+        p["parallelism"].erase("expert_overlap");
+        p["parallelism"]["pipeline_schedule"] = "dualpipe";
+        QCOMPARE(a2a(run(p, CostMode::Achievable)).exposedS, 0.0);
     }
 
     // How routed tokens travel (workload.stack, parallelism.expert_dispatch), on Mixtral's fp8
