@@ -1029,7 +1029,7 @@ double InferenceCost::prefillAttentionSlowdown() const
     if (m_chip.isTpu() || found == m_chip.attentionKernels.end() || derate <= 0 || !(m_peak > 0))
         return 1.0;
     const double T = double(m_spec.promptLen) / m_cp;
-    const double rate = m_chip.peakFlops(DType::Bf16) * attentionKernelShare(found->second, m_model, T, false) * derate;
+    const double rate = m_chip.peakFlops(DType::Bf16) * attentionKernelShare(found->second, m_model, T, double(m_spec.promptLen), false) * derate;
     return rate > 0 ? std::max(1.0, m_peak / rate) : 1.0;
 }
 

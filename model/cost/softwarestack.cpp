@@ -120,22 +120,25 @@ double kernelHeadDim(const ModelSpec &model)
     return double(model.headDim);
 }
 
-double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &model, double seqLen, bool backward)
+double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &model, double kernelLength,
+                            double seqLen, bool backward)
 {
     const double headDim = kernelHeadDim(model);
     const auto share = [&](double length) {
         return backward ? curve.backwardShare(length, headDim) : curve.forwardShare(length, headDim);
     };
-    const double T = seqLen;
-    const double global = share(T);
-    if (!model.slidingWindow || 2.0 * double(model.slidingWindow->window) >= T)
+    const double global = share(kernelLength);
+    if (!model.slidingWindow || 2.0 * double(model.slidingWindow->window) >= kernelLength)
         return global;
     const double W = double(model.slidingWindow->window);
-    const double local = share(2.0 * W);
-    // Causal keys per query: T/2 in a global layer, W - W^2/(2T) in a local one (T > W here).
-    const double localFlops = model.slidingWindow->localLayers * (W - W * W / (2.0 * T));
-    const double globalFlops = (model.layers - model.slidingWindow->localLayers) * T / 2.0;
-    return (localFlops + globalFlops) / (localFlops / local + globalFlops / global);
+    const double S = seqLen;
+    const double localLayers = model.slidingWindow->localLayers;
+    // Keys per query as the kernel visits them (causalAttendedKeys): S/2 in a global layer; in a
+    // local one W - W^2/(2S) past the window plus half the edge tile, never past S/2.
+    const double localKeys = std::min(S / 2.0, W - W * W / (2.0 * S) + kAttentionTileKeys / 2.0);
+    const double localWork = localLayers * localKeys;
+    const double globalWork = (model.layers - localLayers) * S / 2.0;
+    return (localWork + globalWork) / (localWork / share(2.0 * W) + globalWork / global);
 }
 
 double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled)

@@ -32,12 +32,15 @@ inline constexpr double kAttentionTileKeys = 128.0;
 /// dims (FlashAttention-3 pads both to the larger; MLA's are 192 and 128).
 double kernelHeadDim(const ModelSpec &model);
 
-/// A fused attention kernel's share of the bf16 peak over `model`'s layers for `seqLen` tokens
-/// (forward, or `backward`), head dim as kernelHeadDim. A local (sliding-window) layer's kernel
-/// walks at most W keys per query, as a causal kernel over 2W tokens does on average, so its fixed
-/// cost per query tile is amortised as at min(T, 2W): it runs at the curve's share there. Global
-/// and local layers are weighed by their attention FLOPs.
-double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &model, double seqLen, bool backward);
+/// A fused attention kernel's share of the bf16 peak over `model`'s layers (forward, or
+/// `backward`), head dim as kernelHeadDim: the curve's at `kernelLength` tokens (the sequence over
+/// the context-parallel degree). A local (sliding-window) layer's kernel walks at most W keys per
+/// query, as a causal kernel over 2W tokens does on average, so its fixed cost per query tile is
+/// amortised as at 2W: it runs at the curve's share there when 2W < kernelLength. Global and local
+/// layers are weighed by the keys per query the kernel visits in a sequence of `seqLen` tokens
+/// (causalAttendedKeys, with the window's edge tile).
+double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &model, double kernelLength,
+                            double seqLen, bool backward);
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;

@@ -1120,8 +1120,9 @@ void TrainingCost::setKernelRates(bool ideal)
     // same kernels competing with communication for the chip.
     const double peak16 = m_chip.peakFlops(DType::Bf16);
     const double T = double(m_train.seqLen) / m_d.context;
-    m_attnFwdRate = peak16 * attentionKernelShare(found->second, m_model, T, false) * derate;
-    m_attnBwdRate = peak16 * attentionKernelShare(found->second, m_model, T, true) * derate;
+    const double S = double(m_train.seqLen);
+    m_attnFwdRate = peak16 * attentionKernelShare(found->second, m_model, T, S, false) * derate;
+    m_attnBwdRate = peak16 * attentionKernelShare(found->second, m_model, T, S, true) * derate;
 }
 
 void TrainingCost::chargeContextRingTraffic()

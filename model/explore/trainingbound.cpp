@@ -63,8 +63,9 @@ std::pair<double, double> TrainingBound::attentionRates(int context) const
     const double peak16 = chip.peakFlops(DType::Bf16);
     const double derate = chip.benchmarkDerating();
     const double t = double(m_plan.training.seqLen) / context;
-    return {peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, false) * derate,
-            peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, true) * derate};
+    const double s = double(m_plan.training.seqLen);
+    return {peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, s, false) * derate,
+            peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, s, true) * derate};
 }
 
 std::pair<double, double> TrainingBound::layerTime(const Layer &l, const TrainingShape &shape, double tokens,

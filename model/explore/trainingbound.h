@@ -92,10 +92,10 @@ public:
     TrainingBounds bounds(const TrainingShape &shape) const { return bounds(shape, layers(shape)); }
     /// Communication no schedule hides, on a placement: the tensor-parallel activation
     /// collectives of the least loaded stage (unless overlapped: tensor_overlap, or a stack that
-    /// does it), the pipeline's fill and drain, the expert all-to-alls, and what the FSDP weight
-    /// gathers and gradient reduce-scatters (and the expert all-to-alls under an overlap) take
-    /// beyond the layer compute they hide behind. That compute is bounded from above by
-    /// `computeS`, the step's evaluated compute (step.compute_s) on another placement of the same
+    /// does it), the pipeline's fill and drain, and what the FSDP weight gathers and gradient
+    /// reduce-scatters take beyond the layer compute they hide behind (the expert all-to-alls are
+    /// left out: a lower bound may count less than the step shows). That compute is bounded from
+    /// above by `computeS`, the step's evaluated compute (step.compute_s) on another placement of the same
     /// knobs, which every layer of the busiest stage shares: without it (infinity) those terms
     /// count zero. At most the evaluated step.exposed_communication_s.
     double exposedCommunication(const TrainingShape &shape, const Placement &placement,

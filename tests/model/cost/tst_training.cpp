@@ -1084,6 +1084,8 @@ private slots:
         QVERIFY_NEAR(overlapped.step.overlapInterference, 0.152 * overlapped.step.compute, 1e-9);
         p["parallelism"].erase("expert_overlap");
         p["parallelism"]["pipeline_schedule"] = "dualpipe";
+        p["parallelism"]["pipeline"] = 2;
+        p["parallelism"]["fsdp"] = 4;
         QCOMPARE(a2a(run(p, CostMode::Achievable)).exposedS, 0.0);
     }
 
@@ -1259,9 +1261,11 @@ private slots:
     // A local layer's kernel walks at most W keys per query, as a causal kernel over 2W tokens does
     // on average: it runs at the curve's share for 2W. Gemma 2 9B at 32,768 tokens (W 4096 in 21 of
     // 42 layers) on a curve rising log-linearly from 0.2 at 512 tokens to 0.6 at 32,768: the local
-    // layers run at 0.2 + 0.4 x log(16)/log(64) = 0.46667, the global ones at 0.6, weighed by their
-    // causal keys per query, 21 x (4096 - 4096^2/65536) = 80,640 against 21 x 16,384 = 344,064:
-    // 424,704 / (80,640 / 0.46667 + 344,064 / 0.6) = 0.569125. Inside 2W nothing changes.
+    // layers run at 0.2 + 0.4 x log(16)/log(64) = 0.46667, the global ones at 0.6, weighed by the
+    // keys per query the kernel visits: 21 x (4096 - 4096^2/65536 + 64) = 81,984 against 21 x
+    // 16,384 = 344,064. Under context parallelism 2 at 65,536 tokens the kernel runs 32,768-token
+    // blocks while the weights count the whole sequence: 21 x (4096 - 128 + 64) = 84,672 against
+    // 21 x 32,768 = 688,128. Inside 2W (8192-token blocks) nothing changes.
     void windowedLayersRunTheKernelAtTheirWindow()
     {
         AttentionKernelCurve curve;
@@ -1269,14 +1273,17 @@ private slots:
         curve.backward = {{512, 0.1}, {32768, 0.5}};
         const ModelSpec gemma = *ModelCatalog::builtin().find("gemma-2-9b");
         QVERIFY(gemma.slidingWindow && gemma.slidingWindow->window == 4096 && gemma.slidingWindow->localLayers == 21);
-        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, false), 424704.0 / (80640.0 / (0.2 + 0.4 * 4.0 / 6.0) + 344064.0 / 0.6),
-                     1e-12);
-        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, true), 424704.0 / (80640.0 / (0.1 + 0.4 * 4.0 / 6.0) + 344064.0 / 0.5),
-                     1e-12);
-        QCOMPARE(attentionKernelShare(curve, gemma, 8192, false), curve.forwardShare(8192, 256));
+        const double local = 0.2 + 0.4 * 4.0 / 6.0;
+        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, 32768, false),
+                     (81984.0 + 344064.0) / (81984.0 / local + 344064.0 / 0.6), 1e-12);
+        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, 32768, true),
+                     (81984.0 + 344064.0) / (81984.0 / (0.1 + 0.4 * 4.0 / 6.0) + 344064.0 / 0.5), 1e-12);
+        QVERIFY_NEAR(attentionKernelShare(curve, gemma, 32768, 65536, false),
+                     (84672.0 + 688128.0) / (84672.0 / local + 688128.0 / 0.6), 1e-12);
+        QCOMPARE(attentionKernelShare(curve, gemma, 8192, 32768, false), curve.forwardShare(8192, 256));
         ModelSpec global = gemma;
         global.slidingWindow.reset();
-        QCOMPARE(attentionKernelShare(curve, global, 32768, false), 0.6);
+        QCOMPARE(attentionKernelShare(curve, global, 32768, 32768, false), 0.6);
     }
 
 private:
