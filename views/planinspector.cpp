@@ -215,23 +215,15 @@ PlanInspector::PlanInspector(QWidget *parent)
     parForm->addRow(tr("Virtual stages"), virtualStages);
     // How a MoE layer's routed tokens reach their experts (parallelism.expert_dispatch): the
     // first entry removes the key, leaving it to the software stack.
-    auto *dispatch = new QComboBox(parBox);
-    dispatch->addItem(tr("stack's default"), QString());
-    dispatch->addItem(tr("all-to-all (every copy)"), QStringLiteral("all-to-all"));
-    dispatch->addItem(tr("deduplicated (once per node)"), QStringLiteral("deduplicated"));
-    addField(parForm, tr("Expert dispatch"), "/parallelism/expert_dispatch", dispatch,
-             tr("How routed tokens cross the network to their experts' ranks: a plain all-to-all sends every routed "
-                "copy (Megatron-LM's alltoall dispatcher, torchtitan, DeepSpeed); DeepEP and HybridEP send a token "
-                "once per node that holds one of its experts and forward it over NVLink. The stack's default: NeMo "
-                "and a well-tuned stack deduplicate, the other frameworks do not. Mixture-of-experts models only."),
-             [dispatch](const json &v) {
-                 dispatch->setCurrentIndex(v.is_string() ? std::max(0, dispatch->findData(qs(v.get<std::string>()))) : 0);
-             });
-    connect(dispatch, &QComboBox::activated, this, [this, dispatch] {
-        const QString name = dispatch->currentData().toString();
-        emit fieldEdited(tr("Set expert dispatch"), "/parallelism/expert_dispatch",
-                         name.isEmpty() ? json() : json(name.toStdString()), -1);
-    });
+    optionalChoiceField(parBox, parForm, tr("Expert dispatch"), "/parallelism/expert_dispatch", tr("stack's default"),
+                        {{tr("all-to-all (every copy)"), QStringLiteral("all-to-all")},
+                         {tr("deduplicated (once per node)"), QStringLiteral("deduplicated")}},
+                        tr("How routed tokens cross the network to their experts' ranks: a plain all-to-all sends every "
+                           "routed copy (Megatron-LM's alltoall dispatcher, torchtitan, DeepSpeed); DeepEP and HybridEP "
+                           "send a token once per node that holds one of its experts and forward it over NVLink. The "
+                           "stack's default: NeMo and a well-tuned stack deduplicate, the other frameworks do not. "
+                           "Mixture-of-experts models only."),
+                        tr("Set expert dispatch"));
     auto *expertOverlap = new QCheckBox(parBox);
     addField(parForm, tr("Expert overlap"), "/parallelism/expert_overlap", expertOverlap,
              tr("Run one micro-batch's expert all-to-alls beside another's computation (Megatron's "
@@ -280,18 +272,13 @@ PlanInspector::PlanInspector(QWidget *parent)
                                              {QStringLiteral("flash"), QStringLiteral("naive")}));
     // The software sets the attention kernel and how much elementwise work is fused
     // (docs/training-model.md); "well-tuned" removes the key.
-    auto *stack = new QComboBox(m_training);
-    stack->addItem(tr("well-tuned (default)"), QString());
+    std::vector<std::pair<QString, QString>> stacks;
     for (std::string_view name : model::trainingStacks())
-        stack->addItem(qs(std::string(name)), qs(std::string(name)));
-    addField(tf, tr("Software stack"), "/workload/stack", stack,
-             tr("The software that runs the plan: it chooses the attention kernel (cuDNN, FlashAttention-2 or -3) "
-                "and how much elementwise work is fused. Well-tuned: the fastest kernel the chip lists."),
-             [stack](const json &v) { stack->setCurrentIndex(v.is_string() ? std::max(0, stack->findData(qs(v.get<std::string>()))) : 0); });
-    connect(stack, &QComboBox::activated, this, [this, stack] {
-        const QString name = stack->currentData().toString();
-        emit fieldEdited(tr("Set software stack"), "/workload/stack", name.isEmpty() ? json() : json(name.toStdString()), -1);
-    });
+        stacks.emplace_back(qs(std::string(name)), qs(std::string(name)));
+    optionalChoiceField(m_training, tf, tr("Software stack"), "/workload/stack", tr("well-tuned (default)"), stacks,
+                        tr("The software that runs the plan: it chooses the attention kernel (cuDNN, FlashAttention-2 "
+                           "or -3) and how much elementwise work is fused. Well-tuned: the fastest kernel the chip lists."),
+                        tr("Set software stack"));
     // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion).
     optionalBoolField(tf, tr("Loss"), "/workload/loss_fusion", tr("fused kernel"), tr("unfused (fp32 ops)"),
                       tr("How the softmax cross-entropy reads the logits: a fused kernel (Megatron's "
@@ -407,6 +394,25 @@ void PlanInspector::optionalBoolField(QFormLayout *form, const QString &label, c
     connect(combo, &QComboBox::activated, this, [this, pointer, undoText](int index) {
         emit fieldEdited(undoText, pointer, index == 0 ? json() : json(index == 1), -1);
     });
+}
+
+QComboBox *PlanInspector::optionalChoiceField(QWidget *parent, QFormLayout *form, const QString &label,
+                                              const std::string &pointer, const QString &unset,
+                                              const std::vector<std::pair<QString, QString>> &choices,
+                                              const QString &toolTip, const QString &undoText)
+{
+    auto *combo = new QComboBox(parent);
+    combo->addItem(unset, QString());
+    for (const auto &[text, value] : choices)
+        combo->addItem(text, value);
+    addField(form, label, pointer, combo, toolTip, [combo](const json &v) {
+        combo->setCurrentIndex(v.is_string() ? std::max(0, combo->findData(qs(v.get<std::string>()))) : 0);
+    });
+    connect(combo, &QComboBox::activated, this, [this, combo, pointer, undoText] {
+        const QString value = combo->currentData().toString();
+        emit fieldEdited(undoText, pointer, value.isEmpty() ? json() : json(value.toStdString()), -1);
+    });
+    return combo;
 }
 
 QSpinBox *PlanInspector::intEditor(const QString &label, const std::string &pointer, int min, int max)

@@ -79,6 +79,11 @@ private:
     /// and `whenFalse`; each choice is one undoable edit named `undoText`.
     void optionalBoolField(QFormLayout *form, const QString &label, const std::string &pointer, const QString &whenTrue,
                            const QString &whenFalse, const QString &toolTip, const QString &undoText);
+    /// An optional string key as a combo: `unset` first (the key removed), then `choices` as
+    /// (shown text, value written); each choice is one undoable edit named `undoText`.
+    QComboBox *optionalChoiceField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,
+                                   const QString &unset, const std::vector<std::pair<QString, QString>> &choices,
+                                   const QString &toolTip, const QString &undoText);
     void emitHardware();
     void emitChip();
     /// The editor of a field or degree by JSON pointer ("/parallelism/tensor" too).

@@ -130,15 +130,12 @@ double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &
     const double global = share(kernelLength);
     if (!model.slidingWindow || 2.0 * double(model.slidingWindow->window) >= kernelLength)
         return global;
-    const double W = double(model.slidingWindow->window);
-    const double S = seqLen;
-    const double localLayers = model.slidingWindow->localLayers;
-    // Keys per query as the kernel visits them (causalAttendedKeys): S/2 in a global layer; in a
-    // local one W - W^2/(2S) past the window plus half the edge tile, never past S/2.
-    const double localKeys = std::min(S / 2.0, W - W * W / (2.0 * S) + kAttentionTileKeys / 2.0);
-    const double localWork = localLayers * localKeys;
-    const double globalWork = (model.layers - localLayers) * S / 2.0;
-    return (localWork + globalWork) / (localWork / share(2.0 * W) + globalWork / global);
+    // Keys per query as the kernel visits them, summed over the layers (causalAttendedKeys): S/2
+    // in each global layer, the rest in the local ones.
+    const double allWork = model.layers * causalAttendedKeys(model, seqLen, kAttentionTileKeys);
+    const double globalWork = (model.layers - model.slidingWindow->localLayers) * seqLen / 2.0;
+    const double localWork = allWork - globalWork;
+    return allWork / (localWork / share(2.0 * double(model.slidingWindow->window)) + globalWork / global);
 }
 
 double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled)
