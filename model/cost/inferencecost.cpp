@@ -61,7 +61,8 @@ constexpr double kInferenceKernelShare = 0.845;
 
 constexpr const char *kFusedAllReduceReason =
     "on a TPU the all-reduce runs fused with the matmul that produces it (attention output, MLP down "
-    "projection) and hides behind that matmul's weight stream; only what outlasts the stream shows";
+    "projection) and hides behind that matmul: its weight stream, or its FLOPs past the critical batch; "
+    "only what outlasts the matmul shows";
 
 class InferenceCost
 {
@@ -155,7 +156,7 @@ private:
                        double overlapFlops, double overlapS, double exposedShare = 1.0,
                        const CollectiveOptions *options = nullptr, const char *hiddenReason = nullptr);
     /// The share of a decode tensor all-reduce (`allReduce` seconds) left on the critical path.
-    double tensorAllReduceExposedShare(double allReduce, double expertFraction) const;
+    double tensorAllReduceExposedShare(double allReduce, double expertFraction, double matmulStretch) const;
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
     void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
@@ -318,18 +319,20 @@ double InferenceCost::sequencesPerKvShard(double batch) const
     return batch / std::max(1.0, kvShards(batch) / kvShards(1.0));
 }
 
-double InferenceCost::tensorAllReduceExposedShare(double allReduce, double expertFraction) const
+double InferenceCost::tensorAllReduceExposedShare(double allReduce, double expertFraction, double matmulStretch) const
 {
     // XLA on a TPU fuses a row-parallel matmul into the all-reduce of its output and pipelines
     // the two: in jax-llm-examples' decode profile of Llama 3.1 70B on v5e-16 (llama3/README.md,
     // images/llama3_70B_decode_step.png) the attention output and MLP down projections run inside
-    // all-reduce fusions. A small reduction's latency then hides behind that matmul's weight
-    // stream; only what outlasts the stream shows. A GPU runs the all-reduce as a kernel of its
-    // own after the matmul's, so there nothing hides.
+    // all-reduce fusions. A small reduction's latency then hides behind that matmul; only what
+    // outlasts it shows. The matmul lasts its weight stream, stretched by `matmulStretch` (the
+    // step's matmul time over its weight stream, >= 1) where its FLOPs take longer: past the
+    // critical batch the MXU, not HBM, paces it. A GPU runs the all-reduce as a kernel of its own
+    // after the matmul's, so there nothing hides.
     if (m_mode != CostMode::Achievable || !m_chip.isTpu() || !(allReduce > 0))
         return 1.0;
     const ModelSpec &m = m_model;
-    const double streamRate = m_lanes * m_decodeWeightHbm / m_weightBytes; // weights per second
+    const double streamRate = m_lanes * m_decodeWeightHbm / m_weightBytes / std::max(1.0, matmulStretch); // weights per second
     const double v = attentionHeadDims(m).second;
     const double outProjection = double(m.heads) * v * double(m.dModel) / streamRate;
     const auto [dense, experts] = layerWeights();
@@ -499,7 +502,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double from, double
     double comms = 0;
     if (m_tp > 1) {
         const double allReduce = collectiveTime(CollectiveOp::AllReduce, Role::Tensor, act);
-        const double exposedShare = tensorAllReduceExposedShare(allReduce, expertFraction);
+        const double exposedShare = tensorAllReduceExposedShare(allReduce, expertFraction, ph.weights > 0 ? ph.compute / ph.weights : 1.0);
         comms += perLayerAr * m.layers * allReduce * exposedShare;
         if (record)
             addCollective(CollectiveOp::AllReduce, "decode: tensor activations", Role::Tensor, act, perLayerAr * m.layers,
