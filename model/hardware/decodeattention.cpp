@@ -47,7 +47,12 @@ double DecodeAttentionCurve::share(double bytes, double sequences, double bandwi
     }
     if (!(sequences > 1.0))
         return one;
-    return one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);
+    const double blended = one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);
+    // Fewer sequences at the same context read less than kBatchedFrom of them and take no longer:
+    // below the batched curve's floor the blend with the slower single-request kernel would
+    // otherwise make a batch of 8 decode slower than one of 16.
+    const double fuller = bytes * kBatchedFrom / sequences;
+    return std::max(blended, shareOn(batched, fuller / 1e3) * bytes / fuller);
 }
 
 DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std::string &path)

@@ -31,7 +31,8 @@ struct DecodeAttentionCurve {
     /// `sequences` sequences: log-linear in the bytes between measured points, flat past the
     /// largest; below the smallest the kernel takes the smallest point's time (a kernel has a
     /// floor), so the share falls in proportion. Between one and kBatchedFrom sequences,
-    /// log-linear in the count between the single and the batched curve. On a chip of another
+    /// log-linear in the count between the single and the batched curve, but never slower than
+    /// kBatchedFrom sequences of the same context (a larger read) take. On a chip of another
     /// bandwidth the batched shares carry over; a single request's time is its bytes at the
     /// single curve's top share of that bandwidth plus the time the measured call lost to filling
     /// the chip, which does not scale with the bandwidth.

@@ -110,6 +110,13 @@ private slots:
         QCOMPARE(many, 0.5125);
         QVERIFY(std::fabs(c.share(bytes, 4) - (one + (many - one) * 0.5)) < 1e-12);
         QCOMPARE(c.share(bytes, 64), many);
+        // Below the batched floor, 8 sequences of a 24-token context (3.1 MB) take no longer than 16
+        // of it (6.3 MB, the floor's time): the blend alone gives 0.0647 of the bandwidth, the
+        // floor's time 8389 kB / 0.185 caps it at 3146 / (8389 / 0.185) = 0.0694.
+        const double eight = 3146e3;
+        const double capped = eight / (8389e3 / 0.185);
+        QVERIFY(std::fabs(c.share(eight, 8) - capped) < 1e-9);
+        QVERIFY(eight / c.share(eight, 8) <= 2 * eight / c.share(2 * eight, 16) * (1 + 1e-12));
         // Chips with no sourced curve have none: B200's decode kernels were not measured.
         QVERIFY(!ChipCatalog::builtin().find("b200")->decodeAttention);
         QVERIFY(!ChipCatalog::builtin().find("tpu-v5e")->decodeAttention);
