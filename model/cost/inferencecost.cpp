@@ -156,6 +156,7 @@ private:
                        double overlapFlops, double overlapS, double exposedShare = 1.0,
                        const CollectiveOptions *options = nullptr, const char *hiddenReason = nullptr);
     /// The share of a decode tensor all-reduce (`allReduce` seconds) left on the critical path.
+    /// `matmulStretch`: the step's matmul time over its weight stream (>= 1 past the critical batch).
     double tensorAllReduceExposedShare(double allReduce, double expertFraction, double matmulStretch) const;
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.

@@ -26,10 +26,8 @@ double shareOn(const CurvePoints &points, double kb)
 
 } // namespace
 
-double DecodeAttentionCurve::share(double bytes, double sequences, double bandwidth) const
+double DecodeAttentionCurve::blendedShare(double bytes, double sequences, double bandwidth) const
 {
-    if (batched.empty() || single.empty())
-        return 1.0; // no curve: nothing is lost to filling the chip
     const double kb = bytes / 1e3;
     const double many = shareOn(batched, kb);
     if (sequences >= kBatchedFrom)
@@ -47,12 +45,26 @@ double DecodeAttentionCurve::share(double bytes, double sequences, double bandwi
     }
     if (!(sequences > 1.0))
         return one;
-    const double blended = one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);
-    // Fewer sequences at the same context read less than kBatchedFrom of them and take no longer:
-    // below the batched curve's floor the blend with the slower single-request kernel would
-    // otherwise make a batch of 8 decode slower than one of 16.
-    const double fuller = bytes * kBatchedFrom / sequences;
-    return std::max(blended, shareOn(batched, fuller / 1e3) * bytes / fuller);
+    return one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);
+}
+
+double DecodeAttentionCurve::share(double bytes, double sequences, double bandwidth) const
+{
+    if (batched.empty() || single.empty())
+        return 1.0; // no curve: nothing is lost to filling the chip
+    double best = blendedShare(bytes, sequences, bandwidth);
+    if (!(sequences > 1.0) || sequences >= kBatchedFrom || !(bytes > 0))
+        return best;
+    // More sequences at the same context read more and take no less: the blend with the slower
+    // single-request kernel, read below the batched curve's floor, would otherwise make 8
+    // sequences decode slower than 16 (or 4 than 6). So a batched call takes no longer than any
+    // larger whole count up to kBatchedFrom takes at the same context. One request runs another
+    // kernel (split over the cache to fill the chip), measured as it is.
+    for (double more = std::floor(sequences) + 1.0; more <= kBatchedFrom; more += 1.0) {
+        const double fuller = bytes * more / sequences;
+        best = std::max(best, blendedShare(fuller, more, bandwidth) * bytes / fuller);
+    }
+    return best;
 }
 
 DecodeAttentionCurve decodeAttentionCurveFromJson(const json &object, const std::string &path)

@@ -32,11 +32,15 @@ struct DecodeAttentionCurve {
     /// largest; below the smallest the kernel takes the smallest point's time (a kernel has a
     /// floor), so the share falls in proportion. Between one and kBatchedFrom sequences,
     /// log-linear in the count between the single and the batched curve, but never slower than
-    /// kBatchedFrom sequences of the same context (a larger read) take. On a chip of another
+    /// any larger whole count up to kBatchedFrom takes at the same context. On a chip of another
     /// bandwidth the batched shares carry over; a single request's time is its bytes at the
     /// single curve's top share of that bandwidth plus the time the measured call lost to filling
     /// the chip, which does not scale with the bandwidth.
     double share(double bytes, double sequences, double bandwidth = 0) const;
+
+private:
+    /// share() without the cap over larger counts.
+    double blendedShare(double bytes, double sequences, double bandwidth) const;
 };
 
 /// Reads {"batched": [[kb, share], ...], "single": [...], "source": "..."}; throws FieldError naming

@@ -92,6 +92,26 @@ static void BM_EvaluateServingPlan(benchmark::State &state)
 }
 BENCHMARK(BM_EvaluateServingPlan);
 
+// The same deployment at batch 4, 128 in / 128 out: a small batch's decode attention is read off
+// the blend of the single-request and batched kernels and held no slower than any larger count up
+// to 16 (DecodeAttentionCurve::share), the most curve reads an evaluation makes.
+static void BM_EvaluateServingPlanSmallBatch(benchmark::State &state)
+{
+    const nlohmann::json doc = {
+        {"format", "meshplan/plan"},
+        {"version", 1},
+        {"model", "llama-3-70b"},
+        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 4}}}}},
+        {"parallelism", {{"tensor", 4}}},
+        {"workload",
+         {{"kind", "inference"}, {"batch", 4}, {"prompt_len", 128}, {"generate_len", 128}, {"weight_dtype", "fp8"},
+          {"kv_dtype", "fp8"}}}};
+    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(evaluate(plan));
+}
+BENCHMARK(BM_EvaluateServingPlanSmallBatch);
+
 // The same evaluation with every derivation recorded (meshplan-cli evaluate --explain, the explain
 // panel): the formulas' strings cost far more than the arithmetic, which is why they are only
 // built on request and BM_EvaluateDefaultPlan pays nothing for them.
