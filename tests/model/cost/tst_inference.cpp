@@ -58,6 +58,15 @@ Derivations explained(const json &doc, CostMode mode = CostMode::Achievable)
 }
 
 /// One inference plan on `gpus` GPUs of one H100 node, tensor- (or expert-) parallel.
+// The decode step's tensor all-reduce among an evaluation's collectives, or null.
+const CollectiveUse *decodeAllReduce(const Evaluation &e)
+{
+    for (const auto &c : e.collectives)
+        if (c.purpose == "decode: tensor activations")
+            return &c;
+    return nullptr;
+}
+
 json gpuPlan(const std::string &model, int gpus, std::int64_t batch, std::int64_t prompt, std::int64_t generate,
              const char *weights = "bf16", const char *parallel = "tensor")
 {
@@ -719,10 +728,7 @@ private slots:
     void tpuTensorAllReduceHidesBehindItsMatmul()
     {
         const auto e = run(servingPlan("llama-3-70b", {4, 4}, 16, 8, 2048, 1, "int8", "int8"), CostMode::Achievable);
-        const CollectiveUse *ar = nullptr;
-        for (const auto &c : e.collectives)
-            if (c.purpose == "decode: tensor activations")
-                ar = &c;
+        const CollectiveUse *ar = decodeAllReduce(e);
         QVERIFY(ar);
         QVERIFY(std::fabs(ar->timeS - 160 * 14.43e-6) < 0.005 * ar->timeS);
         const double stream = 16 * 0.9 * 8.2e11;
@@ -751,10 +757,7 @@ private slots:
     void tpuFusedAllReduceHidesBehindTheMatmulsFlops()
     {
         const auto e = run(servingPlan("llama-3-70b", {4, 4}, 16, 256, 2048, 1, "int8", "int8"), CostMode::Achievable);
-        const CollectiveUse *ar = nullptr;
-        for (const auto &c : e.collectives)
-            if (c.purpose == "decode: tensor activations")
-                ar = &c;
+        const CollectiveUse *ar = decodeAllReduce(e);
         QVERIFY(ar);
         const double stretch = 2.0 * 256 * 0.9 * 8.2e11 / (1.97e14 * 0.8);
         QVERIFY(std::fabs(e.serving.decodeComputeS / e.serving.decodeWeightsS - stretch) < 0.01 * stretch);
