@@ -198,13 +198,8 @@ PlanInspector::PlanInspector(QWidget *parent)
     zero->setToolTip(tr("How far the data and context ranks shard the weight state: 1 the optimizer, 2 also the "
                         "gradients, 3 also the weights (gathered layer by layer, as FSDP)."));
     parForm->addRow(tr("ZeRO stage"), zero);
-    auto *sp = new QCheckBox(parBox);
-    addField(parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel", sp,
-             tr("Megatron sequence parallelism inside the tensor group."),
-             [sp](const json &v) { sp->setChecked(v.is_boolean() && v.get<bool>()); });
-    connect(sp, &QCheckBox::toggled, this, [this](bool on) {
-        emit fieldEdited(tr("Sequence parallelism"), "/parallelism/sequence_parallel", on, -1);
-    });
+    auto *sp = checkField(parBox, parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel",
+                          tr("Megatron sequence parallelism inside the tensor group."), tr("Sequence parallelism"), true);
     auto *schedule = choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",
                                   {QStringLiteral("gpipe"), QStringLiteral("1f1b"), QStringLiteral("interleaved-1f1b"),
                                    QStringLiteral("zero-bubble"), QStringLiteral("dualpipe")});
@@ -224,16 +219,13 @@ PlanInspector::PlanInspector(QWidget *parent)
                            "stack's default: NeMo and a well-tuned stack deduplicate, the other frameworks do not. "
                            "Mixture-of-experts models only."),
                         tr("Set expert dispatch"));
-    auto *expertOverlap = new QCheckBox(parBox);
-    addField(parForm, tr("Expert overlap"), "/parallelism/expert_overlap", expertOverlap,
-             tr("Run one micro-batch's expert all-to-alls beside another's computation (Megatron's "
-                "--overlap-moe-expert-parallel-comm): the forward and recomputed passes' all-to-alls hide behind a "
-                "MoE layer's compute, the backward's stay exposed (about half saved, as measured). The dualpipe "
-                "schedule hides them all by itself."),
-             [expertOverlap](const json &v) { expertOverlap->setChecked(v.is_boolean() && v.get<bool>()); });
-    connect(expertOverlap, &QCheckBox::toggled, this, [this](bool on) {
-        emit fieldEdited(tr("Expert overlap"), "/parallelism/expert_overlap", on ? json(true) : json(), -1);
-    });
+    auto *expertOverlap =
+        checkField(parBox, parForm, tr("Expert overlap"), "/parallelism/expert_overlap",
+                   tr("Run one micro-batch's expert all-to-alls beside another's computation (Megatron's "
+                      "--overlap-moe-expert-parallel-comm): the forward and recomputed passes' all-to-alls hide behind a "
+                      "MoE layer's compute, the backward's stay exposed (about half saved, as measured). The dualpipe "
+                      "schedule hides them all by itself."),
+                   tr("Expert overlap"), false);
     // Optimizer sharding, sequence parallelism, pipeline schedules and micro-batch overlap mean
     // nothing to serving.
     m_trainingOnly = {zero, sp, schedule, microbatches, virtualStages, expertOverlap};
@@ -394,6 +386,17 @@ void PlanInspector::optionalBoolField(QFormLayout *form, const QString &label, c
     connect(combo, &QComboBox::activated, this, [this, pointer, undoText](int index) {
         emit fieldEdited(undoText, pointer, index == 0 ? json() : json(index == 1), -1);
     });
+}
+
+QCheckBox *PlanInspector::checkField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,
+                                     const QString &toolTip, const QString &undoText, bool writeFalse)
+{
+    auto *box = new QCheckBox(parent);
+    addField(form, label, pointer, box, toolTip, [box](const json &v) { box->setChecked(v.is_boolean() && v.get<bool>()); });
+    connect(box, &QCheckBox::toggled, this, [this, pointer, undoText, writeFalse](bool on) {
+        emit fieldEdited(undoText, pointer, on || writeFalse ? json(on) : json(), -1);
+    });
+    return box;
 }
 
 QComboBox *PlanInspector::optionalChoiceField(QWidget *parent, QFormLayout *form, const QString &label,

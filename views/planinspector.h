@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QGroupBox;
@@ -79,6 +80,10 @@ private:
     /// and `whenFalse`; each choice is one undoable edit named `undoText`.
     void optionalBoolField(QFormLayout *form, const QString &label, const std::string &pointer, const QString &whenTrue,
                            const QString &whenFalse, const QString &toolTip, const QString &undoText);
+    /// A boolean key as a check box; each toggle is one undoable edit named `undoText`. Unchecked
+    /// writes false when `writeFalse`, else removes the key (its default is false).
+    QCheckBox *checkField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,
+                          const QString &toolTip, const QString &undoText, bool writeFalse);
     /// An optional string key as a combo: `unset` first (the key removed), then `choices` as
     /// (shown text, value written); each choice is one undoable edit named `undoText`.
     QComboBox *optionalChoiceField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,

@@ -527,10 +527,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double from, double
         const bool ideal = m_mode == CostMode::Ideal;
         const double dispatch = elements * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
-        // DeepEP's low-latency decode kernels send each routed copy straight to its expert's rank
-        // (RDMA, no NVLink forwarding); a plan may say its dispatch deduplicates anyway.
         CollectiveOptions decodeDispatch = m_options;
-        if (!ideal && m_plan.parallelism.expertDispatch == ExpertDispatch::Deduplicated)
+        if (!ideal && deduplicatesServingDispatch(m_plan.parallelism.expertDispatch, false))
             decodeDispatch.forwardedTopK = m.moe->expertsPerToken;
         comms += m.moeLayerCount() * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch, decodeDispatch)
                                       + collectiveTime(CollectiveOp::AllToAll, Role::Expert, combine, decodeDispatch));
@@ -628,10 +626,8 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         const double microBatches = ideal ? 1.0 : kEpPrefillMicroBatches;
         const double dispatch = elements / microBatches * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements / microBatches * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
-        // DeepEP's normal (prefill) kernels forward over NVLink, unless the plan says its dispatch
-        // sends every copy.
         CollectiveOptions forwarded = m_options;
-        if (!ideal && m_plan.parallelism.expertDispatch != ExpertDispatch::AllToAll)
+        if (!ideal && deduplicatesServingDispatch(m_plan.parallelism.expertDispatch, true))
             forwarded.forwardedTopK = m.moe->expertsPerToken;
         const double perLayer = microBatches
                                 * (collectiveTime(CollectiveOp::AllToAll, Role::Expert, dispatch, forwarded)

@@ -305,6 +305,13 @@ bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked)
     return stack.empty() || stack == "nemo";
 }
 
+bool deduplicatesServingDispatch(ExpertDispatch asked, bool prefill)
+{
+    if (asked != ExpertDispatch::Stack)
+        return asked == ExpertDispatch::Deduplicated;
+    return prefill;
+}
+
 bool dispatchesExpertTokensInFp8(std::string_view stack)
 {
     // Megatron-Core (and NeMo over it) dispatch the bf16 hidden states: DeepEP's fused dispatch

@@ -121,12 +121,16 @@ ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack
 /// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.
 double expertKernelShare(const Chip &chip, std::string_view stack, DType compute);
 
-
 /// Whether `stack`'s expert dispatch sends a token across the scale-out network once per node
 /// that holds one of its experts, forwarding it over NVLink there (DeepEP, HybridEP, DeepSeek-V3's
 /// own kernels), rather than once per routed copy as a plain all-to-all does. The plan's
 /// parallelism.expert_dispatch (`asked`) overrides it. A well-tuned stack (none named) does.
 bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked);
+/// The same for a serving phase, whatever the stack: a prefill's dispatch does (DeepEP's normal
+/// kernels forward over NVLink), a decode's does not (its low-latency kernels send every copy
+/// straight to its expert's rank by RDMA), unless the plan's parallelism.expert_dispatch (`asked`)
+/// says otherwise.
+bool deduplicatesServingDispatch(ExpertDispatch asked, bool prefill);
 
 /// Whether `stack` sends routed tokens at the experts' 8-bit compute dtype (the combine stays 16
 /// bits), as DeepSeek-V3's recipe does; the frameworks named here dispatch 16-bit tokens and

@@ -1610,8 +1610,7 @@ std::optional<Error> TrainingCost::run()
         // send a token across the network once per node that holds one of its experts.
         const ExpertDispatchWire wire = expertDispatchWire(m_chip, m_train.stack, m_par.expertDispatch, m_actBytes,
                                                            m_flowBytes, m_options.mode == CostMode::Achievable);
-        const double routedBytes = wire.bytes;
-        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * routedBytes
+        const double routed = m_tokensMb * m.moe->expertsPerToken * double(m.dModel) * wire.bytes
                               / (m_sequenceParallel ? tp : 1.0);
         const double v = routed * m_d.expert;
         const double count = 2.0 * (2.0 + expertRounds) * stageMoe * mb;
