@@ -183,6 +183,26 @@ private:
                                            : "plan: parallelism.microbatches";
     }
 
+    /// The microbatches each replica runs. A count above its sequences (validate() allows it only
+    /// where the batch is also split over expert ranks) is read as the plan format counts it,
+    /// over data x fsdp, at the same microbatch size.
+    double effectiveMicrobatches() const
+    {
+        const double asked = m_par.microbatches;
+        if (asked <= m_seqsPerReplica)
+            return asked;
+        const double overDataFsdp = ceilDiv(double(m_train.globalBatch), double(m_d.data) * m_d.fsdp);
+        const double size = std::max(1.0, std::floor(overDataFsdp / asked));
+        return std::max(1.0, std::ceil(m_seqsPerReplica / size));
+    }
+
+    /// Whether the plan asks for 8-bit matmuls on a chip that lists no rate for them.
+    bool eightBitEmulated() const
+    {
+        const DType t = m_train.computeDtype;
+        return (t == DType::Fp8 || t == DType::Int8) && m_chip.listedPeakFlops(t) <= 0;
+    }
+
     std::optional<Error> validate();
     LayerCost layerCost(bool moe) const;
     /// Chooses the attention kernel and the rates of its passes (and the fp8 recipe's bf16 parts).
@@ -289,7 +309,8 @@ private:
     CollectiveOptions m_options;
 
     // Derived once in run().
-    double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding)
+    double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding), mean
+    double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
     double m_seqsPerReplica = 0;
     double m_microbatches = 1;
     double m_actBytes = 2;
@@ -335,10 +356,28 @@ std::optional<Error> TrainingCost::validate()
                                                   + " sequences cannot be split over data x fsdp x expert = "
                                                   + std::to_string(batchShards) + " replicas"};
     const std::int64_t perReplica = (m_train.globalBatch + batchShards - 1) / batchShards;
-    if (m_par.microbatches > perReplica)
+    // The plan format counts microbatches over data x fsdp. Meshplan also splits an MoE plan's
+    // batch over its expert ranks, so a count above a replica's sequences there is read by the
+    // format's formula where it divides that count; otherwise (and always without expert ranks,
+    // where the two readings agree) the plan is refused.
+    const std::int64_t overDataFsdp = (m_train.globalBatch + m_d.data * m_d.fsdp - 1) / (std::int64_t(m_d.data) * m_d.fsdp);
+    if (m_par.microbatches > perReplica && (m_d.expert == 1 || overDataFsdp % m_par.microbatches != 0))
         return Error{"parallelism.microbatches", std::to_string(m_par.microbatches) + " microbatches need at least as many "
                                                      "sequences per replica; each replica has "
-                                                     + std::to_string(perReplica)};
+                                                     + std::to_string(m_d.expert == 1 ? perReplica : overDataFsdp)};
+    if (m_par.microbatches > perReplica) {
+        warn("microbatches-over-expert",
+             std::to_string(m_par.microbatches) + " microbatches exceed the " + std::to_string(perReplica)
+                 + " sequences each data x fsdp x expert replica runs; read as counted over data x fsdp (the "
+                   "plan format's formula), keeping their microbatch size");
+    } else if (perReplica % m_par.microbatches != 0) {
+        warn("uneven-microbatches", std::to_string(perReplica) + " sequences per replica do not split evenly into "
+                                        + std::to_string(m_par.microbatches)
+                                        + " microbatches; costed at their mean size, memory at the largest");
+    }
+    if (eightBitEmulated())
+        warn("dtype-emulated", m_chip.id + " has no " + std::string(dtypeName(m_train.computeDtype))
+                                   + " units: the matmuls run at its 16-bit rate and activations stay 16-bit");
     if (m_train.globalBatch % batchShards != 0)
         warn("uneven-batch", std::to_string(m_train.globalBatch) + " sequences do not split evenly over "
                                  + std::to_string(batchShards) + " replicas; the busiest gets "
@@ -694,13 +733,13 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
     };
     a.savedDense = saved(dense);
     a.savedMoe = saved(sparse);
-    a.perMicrobatch = (a.denseLayers * a.savedDense + a.moeLayers * a.savedMoe) * m_tokensMb * m_actBytes;
+    a.perMicrobatch = (a.denseLayers * a.savedDense + a.moeLayers * a.savedMoe) * m_peakTokensMb * m_actBytes;
     // One layer's activations are rebuilt during its backward.
     if (m_train.remat.kind == Remat::Full || m_train.remat.kind == Remat::Custom)
-        a.working = std::max(dense.savedSelective, sparse.savedSelective) * m_tokensMb * m_actBytes;
+        a.working = std::max(dense.savedSelective, sparse.savedSelective) * m_peakTokensMb * m_actBytes;
     const bool last = stage == m_d.pipeline - 1 || (dualPipe() && stage == 0);
     if (last) // the logits (16-bit under an fp8 recipe), whose gradient overwrites them in place
-        a.logits = m_tokensMb * double(m.vocab) / m_d.tensor * m_flowBytes;
+        a.logits = m_peakTokensMb * double(m.vocab) / m_d.tensor * m_flowBytes;
     return a;
 }
 
@@ -1097,7 +1136,7 @@ void TrainingCost::setKernelRates(bool ideal)
     if (ideal) // the book: every matmul at the advertised peak, backward twice the forward
         return;
     const bool eightBit = m_train.computeDtype == DType::Fp8 || m_train.computeDtype == DType::Int8;
-    if (eightBit) {
+    if (eightBit && !eightBitEmulated()) {
         // 8-bit recipes (Transformer Engine and torchao float8 on GPUs, AQT on TPUs) run only the
         // weight matmuls in 8 bits; the attention core and the output layer stay in bf16.
         m_peak16 = m_chip.peakFlops(DType::Bf16) * m_chip.achievable.flopsFraction;
@@ -1210,24 +1249,30 @@ std::optional<Error> TrainingCost::run()
     }
     if (!ideal && m.moe)
         m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    m_actBytes = bytesPerElement(m_train.computeDtype);
+    // A chip without units for an 8-bit compute dtype runs the plan's matmuls at its 16-bit rate
+    // (peakFlops) and keeps 16-bit activations: no recipe stores what it cannot multiply.
+    const bool emulated = eightBitEmulated();
+    m_actBytes = emulated ? bytesPerElement(DType::Bf16) : bytesPerElement(m_train.computeDtype);
     // MaxText's int8 (AQT) runs on TPUs were calibrated with activations exchanged at the compute
     // dtype; that is left as it was.
     m_flowBytes = ideal || m_chip.isTpu() ? m_actBytes : std::max(m_actBytes, bytesPerElement(DType::Bf16));
     const double T = double(m_train.seqLen);
     const double batchShards = double(m_d.data) * m_d.fsdp * m_d.expert;
     m_seqsPerReplica = ceilDiv(double(m_train.globalBatch), batchShards);
-    m_microbatches = m_par.microbatches;
-    const double seqsPerMicrobatch = ceilDiv(m_seqsPerReplica, m_microbatches);
+    m_microbatches = effectiveMicrobatches();
+    // Uneven microbatches are timed at their mean size (the pipeline runs every sequence once);
+    // activation memory is held for the largest.
+    const double seqsPerMicrobatch = m_seqsPerReplica / m_microbatches;
     m_tokensMb = seqsPerMicrobatch * T / m_d.context;
+    m_peakTokensMb = ceilDiv(m_seqsPerReplica, m_microbatches) * T / m_d.context;
     if (m_why.on())
         m_why.term("tokens_per_microbatch", m_tokensMb,
-                   "ceil(ceil(global_batch / (data * fsdp * expert)) / microbatches) * seq_len / context",
+                   "ceil(global_batch / (data * fsdp * expert)) / microbatches * seq_len / context",
                    {{"global_batch", double(m_train.globalBatch), "", "plan: training.global_batch (sequences)"},
                     {"data", double(m_d.data), "", "plan: data-parallel degree"},
                     {"fsdp", double(m_d.fsdp), "", "plan: FSDP degree"},
                     {"expert", double(m_d.expert), "", "plan: expert-parallel degree (it splits the batch too)"},
-                    {"microbatches", double(m_par.microbatches), "", microbatchesNote()},
+                    {"microbatches", m_microbatches, "", microbatchesNote()},
                     {"seq_len", T, "", "plan: training.seq_len"},
                     {"context", double(m_d.context), "", "plan: context-parallel degree (splits each sequence)"}},
                    "The tokens one chip works on per microbatch: the batch split over the data-like axes, then into "

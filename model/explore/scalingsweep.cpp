@@ -177,9 +177,20 @@ Expected<ScalingSweep> sweepPerChipBatch(const Plan &plan, CostMode mode)
             // The microbatch count stays, defaulted or not: the x axis is the batch per chip per
             // microbatch, which one sequence per microbatch would pin.
             auto e = evaluate(p, mode); // refuses fewer sequences than shards x microbatches
-            if (!e || !(e->critical.tokensPerChip > 0)) {
-                if (!e && (k == -1 || k == 1))
-                    (k < 0 ? sweep.belowLimit : sweep.aboveLimit) = e.error().message;
+            // An MoE plan's count read by the plan format's formula instead is another plan's
+            // microbatch size: the sweep keeps this plan's, so it stops there as it would be refused.
+            const auto reread = [](const Evaluation &ev) {
+                return std::any_of(ev.warnings.begin(), ev.warnings.end(),
+                                   [](const Warning &w) { return w.code == "microbatches-over-expert"; });
+            };
+            if (!e || !(e->critical.tokensPerChip > 0) || reread(*e)) {
+                if (k == -1 || k == 1) {
+                    if (!e)
+                        (k < 0 ? sweep.belowLimit : sweep.aboveLimit) = e.error().message;
+                    else if (reread(*e))
+                        (k < 0 ? sweep.belowLimit : sweep.aboveLimit) =
+                            std::to_string(microbatches) + " microbatches need at least as many sequences per replica";
+                }
                 continue;
             }
             sample = sampleOf(e.value(), e->critical.tokensPerChip, sequences, microbatches, false);

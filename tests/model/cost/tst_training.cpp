@@ -414,6 +414,68 @@ private slots:
         QVERIFY(run(rematPlan("full")).memory.activations < run(rematPlan("none")).memory.activations);
     }
 
+    // A100 has no fp8 units: an fp8 plan there is the bf16 plan (the same matmul rate, 16-bit
+    // activations, no casts) and says so; on H100 the fp8 recipe runs.
+    void fp8WithoutFp8UnitsRunsAsBf16()
+    {
+        json bf16 = kernelPlan("a100-80gb", "megatron");
+        json fp8 = kernelPlan("a100-80gb", "megatron", "fp8");
+        const auto eb = run(bf16, CostMode::Achievable);
+        const auto ef = run(fp8, CostMode::Achievable);
+        QVERIFY(hasWarning(ef, "dtype-emulated"));
+        QCOMPARE(ef.step.time, eb.step.time);
+        QCOMPARE(ef.memory.activations, eb.memory.activations);
+        const auto h = run(kernelPlan("h100-sxm", "megatron", "fp8"), CostMode::Achievable);
+        QVERIFY(!hasWarning(h, "dtype-emulated"));
+        QVERIFY(h.step.time < run(kernelPlan("h100-sxm", "megatron"), CostMode::Achievable).step.time);
+    }
+
+    // A microbatch count that does not divide a replica's sequences is timed at the mean size
+    // (8 sequences in 3 microbatches: 8/3 x 8192 tokens each), not at the largest (3 x 8192,
+    // which costed 9 sequences); activations are held for the largest.
+    void unevenMicrobatchesAreTimedAtTheirMean()
+    {
+        json p = kernelPlan("h100-sxm", "megatron");
+        p["workload"]["global_batch"] = 8;
+        json one = p;
+        one["parallelism"]["microbatches"] = 8;
+        p["parallelism"]["microbatches"] = 3;
+        const auto e = run(p, CostMode::Achievable);
+        QVERIFY(hasWarning(e, "uneven-microbatches"));
+        QVERIFY_NEAR(e.critical.tokensPerChip, 8.0 / 3.0 * 8192.0, 1e-6);
+        // The same FLOPs as eight one-sequence microbatches, run at a larger M: no more time.
+        const auto e1 = run(one, CostMode::Achievable);
+        QVERIFY(e.step.compute <= e1.step.compute * 1.0001);
+        QVERIFY(e.step.compute > 0.9 * e1.step.compute);
+        json three = p;
+        three["workload"]["global_batch"] = 9;
+        QVERIFY(run(three, CostMode::Achievable).memory.activations == e.memory.activations);
+    }
+
+    // The plan format counts microbatches over data x fsdp; an MoE plan also splits its batch over
+    // expert ranks. 64 sequences, expert 8: 8 per replica. 16 microbatches by the format's count
+    // are 4 sequences each, 2 per replica here; 8 microbatches fit as they stand.
+    void microbatchesCountedOverDataAndFsdp()
+    {
+        const json model = {{"name", "moe-small"}, {"layers", 4}, {"d_model", 1024}, {"d_ff", 4096},
+                            {"heads", 8}, {"kv_heads", 8}, {"head_dim", 128}, {"vocab", 1024}, {"mlp", "gated"},
+                            {"tied_embeddings", true},
+                            {"moe", {{"experts", 8}, {"experts_per_token", 2}, {"d_ff_expert", 1024}}}};
+        json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
+                      {{"expert", 8}, {"microbatches", 16}}, 2048, 64);
+        json two = p;
+        two["parallelism"]["microbatches"] = 2;
+        const auto e = run(p, CostMode::Achievable);
+        QVERIFY(hasWarning(e, "microbatches-over-expert"));
+        QCOMPARE(e.critical.tokensPerChip, 4.0 * 2048.0);
+        QCOMPARE(e.step.time, run(two, CostMode::Achievable).step.time);
+        json eight = p;
+        eight["parallelism"]["microbatches"] = 8;
+        const auto e8 = run(eight, CostMode::Achievable);
+        QVERIFY(!hasWarning(e8, "microbatches-over-expert"));
+        QCOMPARE(e8.critical.tokensPerChip, 2048.0);
+    }
+
     // Offloaded tensors leave HBM and cross PCIe twice per layer and microbatch (v5p: 1.6e10 B/s).
     // key_proj alone (128 x 2 bytes x 4096 tokens, 2.1 MB each way) hides behind the layer's
     // compute; q/k/v (768 wide, 12.6 MB out and back: 786 us per layer) do not, and the excess is
