@@ -148,11 +148,29 @@ Expected<Placement> placeRoles(const Topology &topology, const RoleDegrees &degr
         return std::nullopt;
     };
 
-    if (auto error = place(Role::Pipeline, true))
-        return *error;
-    for (Role role : {Role::Tensor, Role::Expert, Role::Context, Role::Fsdp, Role::Data})
-        if (auto error = place(role, false))
+    // Pipeline outermost, then tensor innermost, expert, context, fsdp, data. Where that order
+    // leaves a role the plan placed without room (an unplaced role took its axis first), the
+    // placed roles go first and the others fill what is left.
+    const auto placeAll = [&](bool requestedFirst) -> std::optional<Error> {
+        std::fill(innerTaken.begin(), innerTaken.end(), 1);
+        std::fill(outerTaken.begin(), outerTaken.end(), 1);
+        pieces.clear();
+        for (int pass = requestedFirst ? 0 : 1; pass < 2; ++pass) {
+            const auto inPass = [&](Role role) { return !requestedFirst || (requested.count(role) > 0) == (pass == 0); };
+            if (inPass(Role::Pipeline))
+                if (auto error = place(Role::Pipeline, true))
+                    return error;
+            for (Role role : {Role::Tensor, Role::Expert, Role::Context, Role::Fsdp, Role::Data})
+                if (inPass(role))
+                    if (auto error = place(role, false))
+                        return error;
+        }
+        return std::nullopt;
+    };
+    if (auto error = placeAll(false)) {
+        if (requested.empty() || placeAll(true))
             return *error;
+    }
 
     // Strides: inner pieces are laid out first along the axis, outer pieces after all inner ones.
     Placement placement;

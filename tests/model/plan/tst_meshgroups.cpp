@@ -22,6 +22,24 @@ private slots:
             QCOMPARE(g.chipAt(g.coordinates(chip)), chip);
     }
 
+    // A plan may place some roles and leave the rest: fsdp on x and y of a 4x4x4 v5p slice with
+    // tensor 4 unplaced. In the default order tensor takes x first and fsdp no longer fits; the
+    // placed role goes first and tensor takes z, the axis left.
+    void placedRolesGoFirstWhenTheOrderCollides()
+    {
+        const auto t = Topology::tpuSlice(*ChipCatalog::builtin().find("tpu-v5p"), {4, 4, 4}, 1).value();
+        const auto p = placeRoles(t, {1, 16, 4, 1, 1, 1}, {{Role::Fsdp, {"x", "y"}}});
+        QVERIFY2(p.hasValue(), p.hasValue() ? "" : p.error().toString().c_str());
+        const auto names = p->axisNames(t);
+        QCOMPARE(names.at("fsdp"), (std::vector<std::string>{"x", "y"}));
+        QCOMPARE(names.at("tensor"), (std::vector<std::string>{"z"}));
+        // Unplaced, tensor keeps its innermost place on x as before.
+        const auto free = placeRoles(t, {1, 16, 4, 1, 1, 1}, {}).value();
+        QCOMPARE(free.axisNames(t).at("tensor"), (std::vector<std::string>{"x"}));
+        // A placement that cannot fit in any order is still refused.
+        QVERIFY(!placeRoles(t, {1, 16, 4, 1, 1, 1}, {{Role::Fsdp, {"x"}}}).hasValue());
+    }
+
     void tensorContextFsdpOnX()
     {
         // Degrees: data 1, fsdp 1024, tensor 4, pipeline 1, expert 1, context 2 (the default plan):
