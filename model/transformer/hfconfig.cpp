@@ -26,6 +26,9 @@ constexpr std::size_t kMaxTextBytes = 16u << 20; // real configs are < 10 KB (pl
 constexpr std::array<std::string_view, 18> kRecurrentTypes = {
     "mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "bamba", "nemotron_h", "falcon_h1",
     "granitemoehybrid", "rwkv", "rwkv5", "rwkv6", "rwkv7", "recurrent_gemma", "xlstm", "lfm2", "qwen3_next"};
+// Decoders whose MLP is two matrices (no gate) and whose linear layers carry biases.
+constexpr std::array<std::string_view, 7> kPlainBiasedTypes = {"phi",     "starcoder2", "gpt_bigcode", "gptj",
+                                                                "codegen", "bloom",      "opt"};
 constexpr std::array<std::string_view, 11> kEncoderTypes = {
     "bert", "roberta", "deberta", "deberta-v2", "distilbert", "electra", "t5", "mt5", "bart", "mbart", "whisper"};
 
@@ -62,8 +65,18 @@ public:
         const bool gpt2 = m_type == "gpt2";
         const bool neox = m_type == "gpt_neox";
         const bool falcon = m_type == "falcon" || startsWith(m_type, "RefinedWeb");
-        if (gpt2 || neox || falcon)
+        // Two-matrix GELU MLPs with biases (modeling_phi, modeling_starcoder2, modeling_gpt_bigcode,
+        // modeling_gptj, modeling_codegen, modeling_bloom, modeling_opt in transformers); phi, GPT-J
+        // and CodeGen run attention and the MLP side by side on one norm.
+        const bool plainWithBiases = contains(kPlainBiasedTypes, m_type);
+        if (gpt2 || neox || falcon || plainWithBiases)
             m.mlp = MlpKind::Plain;
+        if (plainWithBiases) {
+            m.biases = m_type == "starcoder2" ? jf::boolean(m_lm, "use_bias", m_path, true)
+                       : m_type == "opt"      ? jf::boolean(m_lm, "enable_bias", m_path, true)
+                                              : true;
+            m.parallelBlock = m_type == "phi" || m_type == "gptj" || m_type == "codegen";
+        }
         if (gpt2) {
             m.biases = true;
             m.learnedPositions = required({"n_positions", "n_ctx", "max_position_embeddings"}, "learned_positions", 1,
@@ -290,15 +303,16 @@ private:
     std::int64_t readFfWidth(const ModelSpec &m)
     {
         const bool fourTimes = m_type == "gpt2" || m_type == "gpt_neox" || m_type == "falcon"
-                               || startsWith(m_type, "RefinedWeb");
+                               || startsWith(m_type, "RefinedWeb") || m_type == "gpt_bigcode" || m_type == "gptj"
+                               || m_type == "codegen" || m_type == "bloom";
         // GPT-2 writes n_inner: null for 4·n_embd; Falcon has no key at all.
         const std::int64_t fallback = fourTimes ? 4 * m.dModel : -1;
         const bool needsDense = !m.moe || m.moe->firstDenseLayers > 0;
         if (!needsDense) // only routed experts: the dense width is unused, and may be missing or 0
-            return optional({"intermediate_size", "n_inner", "ffn_hidden_size"}, "d_ff", 0, kMaxWidth, 0);
+            return optional({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}, "d_ff", 0, kMaxWidth, 0);
         if (fallback > 0)
-            return optional({"intermediate_size", "n_inner", "ffn_hidden_size"}, "d_ff", 1, kMaxWidth, fallback);
-        return required({"intermediate_size", "n_inner", "ffn_hidden_size"}, "d_ff", 1, kMaxWidth);
+            return optional({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}, "d_ff", 1, kMaxWidth, fallback);
+        return required({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}, "d_ff", 1, kMaxWidth);
     }
 
     /// validateModel names our own keys ("config.kv_heads"); point at the key the file used instead.

@@ -298,6 +298,34 @@ private slots:
         QVERIFY(m.hasValue() && !m->slidingWindow);
     }
 
+    // Two-matrix GELU MLPs with biases, counted by hand from transformers' modeling_phi and
+    // modeling_starcoder2 shapes (phi-2: per layer qkv 3·2560²+3·2560, dense 2560²+2560, fc1 and
+    // fc2 2560·10240 plus biases, one norm; embedding and untied head 51200·2560; starcoder2-3b:
+    // GQA 24/2 heads of 128, fc 3072·12288, two norms with biases, tied). The files keep only
+    // the keys of the published config.json that shape the count.
+    void plainMlpDecodersCount_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qint64>("total");
+        QTest::addColumn<bool>("parallelBlock");
+        // phi-2's output layer has a bias of vocab size (51,200) that the count leaves out:
+        // 2,779,683,840 in the checkpoint.
+        QTest::newRow("phi-2") << "phi-2.json" << qint64(2'779'683'840 - 51'200) << true;
+        QTest::newRow("starcoder2-3b") << "starcoder2-3b.json" << qint64(3'030'371'328) << false;
+    }
+    void plainMlpDecodersCount()
+    {
+        QFETCH(QString, file);
+        QFETCH(qint64, total);
+        QFETCH(bool, parallelBlock);
+        const auto model = modelFromHfConfigText(fixtureText(qPrintable(file)), file.toStdString());
+        QVERIFY2(model.hasValue(), model.hasValue() ? "" : describe(model.error()).constData());
+        QVERIFY(model->mlp == MlpKind::Plain);
+        QVERIFY(model->biases);
+        QCOMPARE(model->parallelBlock, parallelBlock);
+        QCOMPARE(qint64(countParams(*model).total), total);
+    }
+
     void importedStructure()
     {
         const auto qwen = modelFromHfConfigText(fixtureText("qwen3-30b-a3b.json"), "qwen");
