@@ -176,6 +176,12 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
 
 // An inline chip that lists none of some measured figures runs at a catalog chip's: say so, since
 // every achievable number then rests on another chip's measurements.
+void warnUnknownKeys(const Plan &plan, Evaluation &out)
+{
+    for (const std::string &path : plan.unknownKeys)
+        out.warnings.push_back({"unknown-key", path + " is not a key of the plan format: it was ignored"});
+}
+
 void warnInheritedFigures(const Plan &plan, CostMode mode, Evaluation &out)
 {
     const Chip &chip = plan.topology.chip();
@@ -210,6 +216,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *deri
         if (auto error = evaluateTraining(plan, placement.value(), mode, out, derivations))
             return *error;
         warnInheritedFigures(plan, mode, out);
+        warnUnknownKeys(plan, out);
         if (derivations)
             explainModel(plan, out, plan.training.seqLen, plan.training.computeDtype, *derivations);
         if (auto error = checkNumbers(out, true))
@@ -232,6 +239,7 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *deri
     if (auto error = evaluateInference(plan, placement.value(), mode, out, derivations))
         return *error;
     warnInheritedFigures(plan, mode, out);
+    warnUnknownKeys(plan, out);
     if (derivations)
         explainModel(plan, out, plan.inference.promptLen, plan.inference.kvDtype, *derivations);
     if (auto error = checkNumbers(out, false))
@@ -377,6 +385,9 @@ json evaluationToJson(const Evaluation &e, bool training)
                             {"tokens_per_s", finite(i.tokensPerS)},
                             {"tokens_per_s_per_chip", finite(i.tokensPerSPerChip)},
                             {"kv_cache_bytes_per_token", bytesOut(i.kvCacheBytesPerToken)}};
+        // The format lists tokens_per_s at the top for every plan: a serving plan's is its
+        // generated tokens per second, as inference.tokens_per_s.
+        out["tokens_per_s"] = finite(i.tokensPerS);
         const ServingExtras &x = e.serving;
         out["serving"] = {{"max_batch", finite(x.maxBatch)},
                           {"critical_batch", finite(x.criticalBatch)},

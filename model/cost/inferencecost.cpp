@@ -1242,6 +1242,10 @@ std::optional<Error> InferenceCost::run()
                      "Generated tokens per second of a static batch: every sequence's tokens over the time to the first "
                      "token and the remaining decode steps.",
                      "7", "Latency and throughput bounds");
+        m_why.record("tokens_per_s", r.tokensPerS, "tokens_per_s",
+                     {{"tokens_per_s", r.tokensPerS, "inference.tokens_per_s", ""}},
+                     "A serving plan's tokens per second are the tokens it generates.", "7",
+                     "Latency and throughput bounds");
         m_why.record("inference.tokens_per_s_per_chip", r.tokensPerSPerChip, "tokens_per_s / chips",
                      {{"tokens_per_s", r.tokensPerS, "inference.tokens_per_s", ""},
                       {"chips", double(chips), "", "the plan's mesh"}},

@@ -323,6 +323,59 @@ void readWorkload(const json &o, Plan &plan)
     }
 }
 
+/// Appends the keys of `object` not in `known` to `out` as paths under `path`.
+void collectUnknownKeys(const json &object, const std::string &path, std::initializer_list<std::string_view> known,
+                        std::vector<std::string> &out)
+{
+    if (!object.is_object())
+        return;
+    for (auto it = object.begin(); it != object.end(); ++it)
+        if (std::find(known.begin(), known.end(), it.key()) == known.end())
+            out.push_back(jf::join(path, it.key()));
+}
+
+/// The keys of a plan's objects that it does not define: a misspelt key would otherwise be read
+/// as its default without a word (num_kv_heads for kv_heads, remat_policy for remat).
+std::vector<std::string> unknownPlanKeys(const json &doc, WorkloadKind kind)
+{
+    std::vector<std::string> out;
+    const json &model = doc.at("model");
+    if (model.is_object() && !model.contains("hf_config")) {
+        collectUnknownKeys(model, "model",
+                           {"name", "id", "layers", "d_model", "d_ff", "heads", "kv_heads", "head_dim", "vocab", "mlp",
+                            "tied_embeddings", "parallel_block", "learned_positions", "biases", "qk_norm", "moe", "mla",
+                            "sliding_window"},
+                           out);
+        if (model.contains("moe"))
+            collectUnknownKeys(model.at("moe"), "model.moe",
+                               {"experts", "experts_per_token", "d_ff_expert", "shared_experts", "first_dense_layers",
+                                "router_bias"},
+                               out);
+        if (model.contains("mla"))
+            collectUnknownKeys(model.at("mla"), "model.mla",
+                               {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}, out);
+    }
+    collectUnknownKeys(doc.at("hardware"), "hardware", {"chip", "topology", "slices", "price_per_hour"}, out);
+    if (doc.contains("parallelism"))
+        collectUnknownKeys(doc.at("parallelism"), "parallelism",
+                           {"data", "fsdp", "tensor", "pipeline", "expert", "context", "placement", "zero_stage",
+                            "sequence_parallel", "tensor_overlap", "expert_overlap", "expert_dispatch",
+                            "pipeline_schedule", "microbatches", "virtual_stages"},
+                           out);
+    if (kind == WorkloadKind::Training)
+        collectUnknownKeys(doc.at("workload"), "workload",
+                           {"kind", "seq_len", "global_batch", "param_dtype", "compute_dtype", "optimizer_dtype",
+                            "grad_dtype", "optimizer", "remat", "master_weights", "attention", "stack", "train_tokens",
+                            "loss_fusion", "compile"},
+                           out);
+    else
+        collectUnknownKeys(doc.at("workload"), "workload",
+                           {"kind", "batch", "prompt_len", "generate_len", "weight_dtype", "kv_dtype", "serving",
+                            "prefill_chips", "compute_dtype", "stack", "latency_target_s"},
+                           out);
+    return out;
+}
+
 Plan readPlan(const json &doc, const ChipCatalog &chips, const ModelCatalog &models)
 {
     if (!doc.is_object())
@@ -351,6 +404,7 @@ Plan readPlan(const json &doc, const ChipCatalog &chips, const ModelCatalog &mod
     plan.parallelism = readParallelism(jf::has(doc, "parallelism") ? doc.at("parallelism") : json::object());
     readWorkload(jf::require(doc, "workload", ""), plan);
     defaultPipelineMicrobatches(doc, plan);
+    plan.unknownKeys = unknownPlanKeys(doc, plan.kind);
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (it.key() != "format" && it.key() != "version" && it.key() != "title" && it.key() != "model"
             && it.key() != "hardware" && it.key() != "parallelism" && it.key() != "workload")

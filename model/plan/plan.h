@@ -133,6 +133,9 @@ struct Plan {
     TrainingSpec training;
     InferenceSpec inference;
     nlohmann::json extra; ///< keys we do not know, kept so that a save does not lose them
+    /// Keys inside the model, hardware, parallelism and workload objects that the plan format
+    /// does not define ("workload.remat_policy"): read past, and reported by evaluate().
+    std::vector<std::string> unknownKeys;
     double pricePerChipHour = 0; ///< hardware.price_per_hour, else the chip's catalog price
 };
 

@@ -387,6 +387,44 @@ private slots:
         QCOMPARE(QString::fromStdString(evaluationToJson(b.value(), true).dump()),
                  QString::fromStdString(evaluationToJson(a.value(), true).dump()));
         checkEvaluation(plan.value());
+        // A shipped plan writes only keys the plan format defines.
+        for (const Warning &w : a->warnings)
+            QVERIFY2(w.code != "unknown-key", w.message.c_str());
+    }
+
+    // A key the format does not define is read past, not misread in silence: the warning names
+    // it, wherever it sits. Hugging Face's num_kv_heads in an inline model leaves kv_heads at its
+    // default (every head), so the KV cache would be 8x too big without a word.
+    void unknownKeysAreNamed()
+    {
+        json doc = json::parse(kBasePlan);
+        doc["workload"]["remat_policy"] = "minimal";
+        doc["parallelism"]["sequence-parallel"] = true;
+        doc["hardware"]["nodes"] = 2;
+        doc["model"] = {{"layers", 4},  {"d_model", 1024}, {"d_ff", 4096},   {"heads", 8},
+                        {"vocab", 1024}, {"num_kv_heads", 1}, {"moe", {{"experts", 4}, {"experts_per_token", 2}, {"d_ff_expert", 512}, {"top_k", 2}}}};
+        doc["extra_top_level"] = "kept"; // top-level extras are kept for the file, not warned about
+        const auto plan = parsePlan(doc);
+        QVERIFY2(plan.hasValue(), plan.hasValue() ? "" : plan.error().toString().c_str());
+        const auto e = evaluate(plan.value());
+        QVERIFY2(e.hasValue(), e.hasValue() ? "" : e.error().toString().c_str());
+        QStringList named;
+        for (const Warning &w : e->warnings)
+            if (w.code == "unknown-key")
+                named << QString::fromStdString(w.message.substr(0, w.message.find(' ')));
+        named.sort();
+        QCOMPARE(named.join(QLatin1Char(' ')),
+                 QStringLiteral("hardware.nodes model.moe.top_k model.num_kv_heads parallelism.sequence-parallel "
+                                "workload.remat_policy"));
+        // A serving plan's tokens/s stand at the top as for training (the format's result keys).
+        json serving = json::parse(kBasePlan);
+        serving["workload"] = {{"kind", "inference"}, {"batch", 8192}, {"prompt_len", 1024}, {"generate_len", 128}};
+        serving["parallelism"] = {{"tensor", 8}, {"data", 1024}};
+        const auto s = evaluate(parsePlan(serving).value());
+        QVERIFY2(s.hasValue(), s.hasValue() ? "" : s.error().toString().c_str());
+        const json result = evaluationToJson(s.value(), false);
+        QVERIFY(result.at("tokens_per_s").get<double>() > 0);
+        QCOMPARE(result.at("tokens_per_s").get<double>(), result.at("inference").at("tokens_per_s").get<double>());
     }
 
     // Bad plans: a merge patch on the base plan (or raw text), the stage expected to refuse it
