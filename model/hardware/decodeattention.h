@@ -30,7 +30,9 @@ struct DecodeAttentionCurve {
     /// The share of `bandwidth` (the chip's HBM bytes/s) at `bytes` read by one call over
     /// `sequences` sequences: log-linear in the bytes between measured points, flat past the
     /// largest; below the smallest the kernel takes the smallest point's time (a kernel has a
-    /// floor), so the share falls in proportion. Between one and kBatchedFrom sequences,
+    /// floor), so the share falls in proportion. One request's time is interpolated between the
+    /// single points' times instead, each held to no more than a larger read's, so that it never
+    /// falls as the bytes grow. Between one and kBatchedFrom sequences,
     /// log-linear in the count between the single and the batched curve, but never slower than
     /// any larger whole count up to kBatchedFrom takes at the same context. On a chip of another
     /// bandwidth the batched shares carry over; a single request's time is its bytes at the

@@ -277,8 +277,10 @@ private slots:
         // The ideal mode reads at the full 3.35e12 B/s; the decode share is 0.70 of it.
         QVERIFY(std::fabs(real.serving.decodeWeightsS - ideal.serving.decodeWeightsS / 0.70) < 1e-9 * real.serving.decodeWeightsS);
         // One sequence of 128 + 1 tokens (the mean context) x 8 KV heads x 128 x 2 x 2 B = 528,384 B a
-        // layer: just past the single-request curve's first point (0.02 at 524 kB; 0.03 at 1,049 kB).
-        const double kvShare = 0.02 + 0.01 * std::log(528.384 / 524.0) / std::log(1049.0 / 524.0);
+        // layer: just past the single-request curve's first point (0.02 at 524 kB; 0.03 at 1,049 kB,
+        // whose time is held to the 2,097 kB read's, 0.06). One request's time is log-log between.
+        const double f = std::log(528.384 / 524.0) / std::log(1049.0 / 524.0);
+        const double kvShare = 528.384 / ((524.0 / 0.02) * std::pow((2097.0 / 0.06) / (524.0 / 0.02), f));
         QVERIFY(std::fabs(real.serving.decodeKvS - ideal.serving.decodeKvS / kvShare) < 1e-9 * real.serving.decodeKvS);
         // Step = weights and KV + elementwise traffic + 32 layers x 10 kernels x 2 us (no collectives at tp 1).
         const double elementwise = 20.0 * 1 * 4096 * 2.0 * 32 / (3.35e12 * 0.85);
@@ -319,7 +321,8 @@ private slots:
     //  - batch 64, context 1,024 + 512: 64 x 1,536 x 4,096 B = 402.7 MB a layer, between the batched
     //    curve's 268,435 kB (0.76) and 536,871 kB (0.835), log-linear in the bytes;
     //  - batch 4 at about the same bytes (mean context 24,576 + 1: 402.7 MB a layer): half of the
-    //    way (log 4 / log 16) from the single-request curve (0.73 .. 0.825 there) to the batched one;
+    //    way (log 4 / log 16) from the single-request curve (0.73 .. 0.825 there, its time log-log
+    //    between the points) to the batched one;
     //  - past the largest point (batch 64 x 8,192 tokens: 2.1 GB a layer) the share stays 0.885.
     // The cache is then read slower than at the streaming share (0.85) below about 0.66 GB a layer.
     void decodeAttentionShareGrowsWithTheBytesALayerReads()
@@ -331,7 +334,10 @@ private slots:
         const double octave = std::log(536871.0 / 268435.0); // the curve's points, in kB as listed
         const double batched = 0.76 + 0.075 * std::log(402653.184 / 268435.0) / octave;
         QVERIFY2(std::fabs(kvShare(64, 1024, 1024) - batched) < 1e-9, qPrintable(QString::number(kvShare(64, 1024, 1024), 'g', 12)));
-        const double single = 0.73 + 0.095 * std::log(402669.568 / 268435.0) / octave;
+        // One request's time, log-log between the points' (268,435 kB / 0.73, 536,871 kB / 0.825).
+        const double single = 402669.568 / ((268435.0 / 0.73)
+                                            * std::pow((536871.0 / 0.825) / (268435.0 / 0.73),
+                                                       std::log(402669.568 / 268435.0) / octave));
         const double batchedThere = 0.76 + 0.075 * std::log(402669.568 / 268435.0) / octave;
         const double four = single + (batchedThere - single) * std::log(4.0) / std::log(16.0);
         QVERIFY2(std::fabs(kvShare(4, 24576, 2) - four) < 1e-9, qPrintable(QString::number(kvShare(4, 24576, 2))));
