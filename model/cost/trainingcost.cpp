@@ -178,6 +178,9 @@ private:
     /// Where the microbatch count comes from, for the derivations.
     std::string microbatchesNote() const
     {
+        if (m_microbatches != m_par.microbatches)
+            return "plan: parallelism.microbatches (" + std::to_string(m_par.microbatches)
+                   + ") counted over data × fsdp, at its microbatch size over data × fsdp × expert";
         return m_par.microbatchesDefaulted ? "default: parallelism.microbatches left out of a pipelined plan, one "
                                              "sequence per microbatch (the global batch over data × fsdp × expert)"
                                            : "plan: parallelism.microbatches";
@@ -360,16 +363,22 @@ std::optional<Error> TrainingCost::validate()
     // batch over its expert ranks, so a count above a replica's sequences there is read by the
     // format's formula where it divides that count; otherwise (and always without expert ranks,
     // where the two readings agree) the plan is refused.
-    const std::int64_t overDataFsdp = (m_train.globalBatch + m_d.data * m_d.fsdp - 1) / (std::int64_t(m_d.data) * m_d.fsdp);
-    if (m_par.microbatches > perReplica && (m_d.expert == 1 || overDataFsdp % m_par.microbatches != 0))
+    const std::int64_t dataFsdp = std::int64_t(m_d.data) * m_d.fsdp;
+    const std::int64_t overDataFsdp = (m_train.globalBatch + dataFsdp - 1) / dataFsdp;
+    if (m_par.microbatches > perReplica && m_d.expert == 1)
         return Error{"parallelism.microbatches", std::to_string(m_par.microbatches) + " microbatches need at least as many "
                                                      "sequences per replica; each replica has "
-                                                     + std::to_string(m_d.expert == 1 ? perReplica : overDataFsdp)};
+                                                     + std::to_string(perReplica)};
+    if (m_par.microbatches > perReplica && overDataFsdp % m_par.microbatches != 0)
+        return Error{"parallelism.microbatches",
+                     std::to_string(m_par.microbatches) + " microbatches exceed the " + std::to_string(perReplica)
+                         + " sequences each data x fsdp x expert replica runs, and do not divide the "
+                         + std::to_string(overDataFsdp) + " each data x fsdp replica runs either"};
     if (m_par.microbatches > perReplica) {
         warn("microbatches-over-expert",
              std::to_string(m_par.microbatches) + " microbatches exceed the " + std::to_string(perReplica)
                  + " sequences each data x fsdp x expert replica runs; read as counted over data x fsdp (the "
-                   "plan format's formula), keeping their microbatch size");
+                   "plan format's formula), at that count's microbatch size");
     } else if (perReplica % m_par.microbatches != 0) {
         warn("uneven-microbatches", std::to_string(perReplica) + " sequences per replica do not split evenly into "
                                         + std::to_string(m_par.microbatches)
@@ -1020,8 +1029,10 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                   {"saved_dense", a.savedDense, "", "elements per token a dense layer keeps for its backward under remat " + std::string(rematName(m_train.remat.kind))},
                   {"moe_layers", double(a.moeLayers), "", "MoE layers on this stage"},
                   {"saved_moe", a.savedMoe, "", "elements per token an MoE layer keeps"},
-                  {"tokens", m_tokensMb, "terms.tokens_per_microbatch", ""},
-                  {"act_bytes", m_actBytes, "", "plan: training.compute_dtype"},
+                  {"tokens", m_peakTokensMb, m_peakTokensMb == m_tokensMb ? "terms.tokens_per_microbatch" : "",
+                   m_peakTokensMb == m_tokensMb ? "" : "the largest microbatch's tokens (the microbatches are uneven)"},
+                  {"act_bytes", m_actBytes, "", eightBitEmulated() ? "16-bit: the chip has no units for the plan's compute_dtype"
+                                                                   : "plan: training.compute_dtype"},
                   {"rebuilt_bytes", a.working, "", "one layer's activations, rebuilt during its backward (full or custom remat)"},
                   {"logits_bytes", a.logits, "", "the logits on the last stage: tokens × vocab / tensor"}},
                  "Activations: what each layer keeps for its backward, per token, times the tokens of the microbatches in "
@@ -1501,10 +1512,10 @@ std::optional<Error> TrainingCost::run()
             // (PP/2 - 1)(F&B + B - 3W) (DeepSeek-V3 report, Table 2), with a backward twice the
             // forward and its weight-gradient half W equal to F: (PP/2 - 1) x 2F, two thirds of tMb.
             stageTimes = std::max(0.0, pp / 2.0 - 1.0) * 2.0 / 3.0;
-            if (m_d.pipeline % 2 != 0 || m_par.microbatches % 2 != 0)
+            if (m_d.pipeline % 2 != 0 || std::fmod(m_microbatches, 2.0) != 0)
                 warn("dualpipe-shape", "DualPipe runs half the microbatches from each end: it needs an even number of "
                                        "pipeline stages and of microbatches, got "
-                                       + std::to_string(m_d.pipeline) + " and " + std::to_string(m_par.microbatches));
+                                       + std::to_string(m_d.pipeline) + " and " + formatNumber(m_microbatches));
             break;
         }
         step.bubble = stageTimes * tMb;
@@ -1876,8 +1887,8 @@ std::optional<Error> TrainingCost::run()
                "2·(stages − 1) stage-boundary transfers while the pipeline fills and drains");
         addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each,
                       stageFwdFlops, stageFwdTime);
-        if (m_par.microbatches < m_d.pipeline)
-            warn("too-few-microbatches", std::to_string(m_par.microbatches) + " microbatches for "
+        if (m_microbatches < m_d.pipeline)
+            warn("too-few-microbatches", formatNumber(m_microbatches) + " microbatches for "
                                              + std::to_string(m_d.pipeline) + " pipeline stages: the bubble is "
                                              + formatNumber(100.0 * step.bubble / (step.compute + step.bubble))
                                              + "% of the step; use at least " + std::to_string(4 * m_d.pipeline));

@@ -31,10 +31,12 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     const bool ideal = mode == CostMode::Ideal;
     m_peak = chip.peakFlops(compute) * (ideal ? 1.0 : chip.achievableFlopsFraction(compute));
     m_peak16 = m_peak;
-    const bool eightBit = compute == DType::Fp8 || compute == DType::Int8;
+    // As the cost model: 8-bit matmuls on a chip without such units run as 16-bit ones.
+    const bool emulated = (compute == DType::Fp8 || compute == DType::Int8) && chip.listedPeakFlops(compute) <= 0;
+    const bool eightBit = (compute == DType::Fp8 || compute == DType::Int8) && !emulated;
     if (!ideal && eightBit)
         m_peak16 = chip.peakFlops(DType::Bf16) * chip.achievable.flopsFraction;
-    m_actBytes = bytesPerElement(compute);
+    m_actBytes = emulated ? bytesPerElement(DType::Bf16) : bytesPerElement(compute);
     m_flowBytes = ideal || chip.isTpu() ? m_actBytes : std::max(m_actBytes, bytesPerElement(DType::Bf16));
     m_hbm = chip.hbmBandwidth * (ideal ? 1.0 : chip.achievable.hbmEfficiency);
     if (ideal)
@@ -269,7 +271,8 @@ TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, 
     const double shards = double(degree(Role::Data)) * degree(Role::Fsdp) * degree(Role::Expert);
     const double perReplica = std::ceil(double(train.globalBatch) / shards);
     Microbatch out;
-    out.tokens = std::ceil(perReplica / shape.microbatches) * double(train.seqLen) / degree(Role::Context);
+    // Timed at the mean microbatch, as the cost model times uneven ones.
+    out.tokens = perReplica / shape.microbatches * double(train.seqLen) / degree(Role::Context);
 
     // The busiest stage's work per microbatch.
     const double attnFwd = layers.attentionForward;
@@ -420,7 +423,7 @@ TrainingBound::LinkTimes TrainingBound::linkTimes(const TrainingShape &shape, co
     const auto degree = [&](Role r) { return shape.degrees[static_cast<std::size_t>(r)]; };
     const double tp = degree(Role::Tensor);
     const double shards = double(degree(Role::Data)) * degree(Role::Fsdp) * degree(Role::Expert);
-    const double tokensMb = std::ceil(std::ceil(double(train.globalBatch) / shards) / shape.microbatches)
+    const double tokensMb = std::ceil(double(train.globalBatch) / shards) / shape.microbatches
                             * double(train.seqLen) / degree(Role::Context);
     CollectiveOptions options;
     options.mode = m_mode;

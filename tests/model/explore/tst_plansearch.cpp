@@ -330,6 +330,10 @@ void TestPlanSearch::boundsBelowEvaluation_data()
     overlapped["parallelism"]["expert_overlap"] = true;
     overlapped["parallelism"]["tensor_overlap"] = true;
     QTest::newRow("moe overlapped, 4 GPUs") << QByteArray::fromStdString(overlapped.dump()) << 0;
+    // fp8 asked of a chip without fp8 units runs as bf16 in the cost model; the bound follows.
+    json emulated = trainingPlan(tinyDense(), json{{"chip", "a100-80gb"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 4}}}},
+                                 8, 4096, "fp8");
+    QTest::newRow("dense, 4 A100, fp8 emulated") << QByteArray::fromStdString(emulated.dump()) << 0;
     // MaxText on a TPU hides the backward's tensor all-reduces behind the weight gradients.
     json maxtext = trainingPlan(tinyMoe(), json{{"chip", "tpu-v5e"}, {"topology", "2x4"}}, 8, 2048);
     maxtext["workload"]["stack"] = "maxtext";
