@@ -174,14 +174,16 @@ void explainModel(const Plan &plan, Evaluation &e, std::int64_t seqLen, DType kv
                "The KV cache of one token over every layer.", "7", "KV cache");
 }
 
-// An inline chip that lists none of some measured figures runs at a catalog chip's: say so, since
-// every achievable number then rests on another chip's measurements.
+// A key the plan format does not define was read past: name it, since a misspelling leaves the
+// setting it meant at its default.
 void warnUnknownKeys(const Plan &plan, Evaluation &out)
 {
     for (const std::string &path : plan.unknownKeys)
         out.warnings.push_back({"unknown-key", path + " is not a key of the plan format: it was ignored"});
 }
 
+// An inline chip that lists none of some measured figures runs at a catalog chip's: say so, since
+// every achievable number then rests on another chip's measurements.
 void warnInheritedFigures(const Plan &plan, CostMode mode, Evaluation &out)
 {
     const Chip &chip = plan.topology.chip();
@@ -387,7 +389,7 @@ json evaluationToJson(const Evaluation &e, bool training)
                             {"kv_cache_bytes_per_token", bytesOut(i.kvCacheBytesPerToken)}};
         // The format lists tokens_per_s at the top for every plan: a serving plan's is its
         // generated tokens per second, as inference.tokens_per_s.
-        out["tokens_per_s"] = finite(i.tokensPerS);
+        out["tokens_per_s"] = finite(e.tokensPerS);
         const ServingExtras &x = e.serving;
         out["serving"] = {{"max_batch", finite(x.maxBatch)},
                           {"critical_batch", finite(x.criticalBatch)},

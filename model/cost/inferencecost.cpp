@@ -1190,6 +1190,7 @@ std::optional<Error> InferenceCost::run()
     r.tokensPerS = totalBatch * generate / (ttft + (generate - 1.0) * r.decodeStepS);
     r.tokensPerSPerChip = r.tokensPerS / double(chips);
     m_out.inference = r;
+    m_out.tokensPerS = r.tokensPerS; // the format's top-level tokens_per_s, for every plan
     if (m_why.on()) {
         const std::string firstStep = m_why.term(
             "first_decode_step_s", first.total(), "step_s",

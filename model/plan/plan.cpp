@@ -336,7 +336,7 @@ void collectUnknownKeys(const json &object, const std::string &path, std::initia
 
 /// The keys of a plan's objects that it does not define: a misspelt key would otherwise be read
 /// as its default without a word (num_kv_heads for kv_heads, remat_policy for remat).
-std::vector<std::string> unknownPlanKeys(const json &doc, WorkloadKind kind)
+std::vector<std::string> unknownPlanKeys(const json &doc)
 {
     std::vector<std::string> out;
     const json &model = doc.at("model");
@@ -362,17 +362,14 @@ std::vector<std::string> unknownPlanKeys(const json &doc, WorkloadKind kind)
                             "sequence_parallel", "tensor_overlap", "expert_overlap", "expert_dispatch",
                             "pipeline_schedule", "microbatches", "virtual_stages"},
                            out);
-    if (kind == WorkloadKind::Training)
-        collectUnknownKeys(doc.at("workload"), "workload",
-                           {"kind", "seq_len", "global_batch", "param_dtype", "compute_dtype", "optimizer_dtype",
-                            "grad_dtype", "optimizer", "remat", "master_weights", "attention", "stack", "train_tokens",
-                            "loss_fusion", "compile"},
-                           out);
-    else
-        collectUnknownKeys(doc.at("workload"), "workload",
-                           {"kind", "batch", "prompt_len", "generate_len", "weight_dtype", "kv_dtype", "serving",
-                            "prefill_chips", "compute_dtype", "stack", "latency_target_s"},
-                           out);
+    // Both kinds' keys: switching a plan between training and serving keeps the other kind's
+    // settings (PlanEdits::withWorkloadKind), to come back to.
+    collectUnknownKeys(doc.at("workload"), "workload",
+                       {"kind", "seq_len", "global_batch", "param_dtype", "compute_dtype", "optimizer_dtype", "grad_dtype",
+                        "optimizer", "remat", "master_weights", "attention", "stack", "train_tokens", "loss_fusion",
+                        "compile", "batch", "prompt_len", "generate_len", "weight_dtype", "kv_dtype", "serving",
+                        "prefill_chips", "latency_target_s"},
+                       out);
     return out;
 }
 
@@ -404,7 +401,7 @@ Plan readPlan(const json &doc, const ChipCatalog &chips, const ModelCatalog &mod
     plan.parallelism = readParallelism(jf::has(doc, "parallelism") ? doc.at("parallelism") : json::object());
     readWorkload(jf::require(doc, "workload", ""), plan);
     defaultPipelineMicrobatches(doc, plan);
-    plan.unknownKeys = unknownPlanKeys(doc, plan.kind);
+    plan.unknownKeys = unknownPlanKeys(doc);
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (it.key() != "format" && it.key() != "version" && it.key() != "title" && it.key() != "model"
             && it.key() != "hardware" && it.key() != "parallelism" && it.key() != "workload")

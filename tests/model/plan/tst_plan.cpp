@@ -416,6 +416,14 @@ private slots:
         QCOMPARE(named.join(QLatin1Char(' ')),
                  QStringLiteral("hardware.nodes model.moe.top_k model.num_kv_heads parallelism.sequence-parallel "
                                 "workload.remat_policy"));
+        // Switching a plan to serving keeps its training settings to come back to: not unknown.
+        json kept = json::parse(kBasePlan);
+        kept["workload"]["batch"] = 64;
+        kept["workload"]["prompt_len"] = 1024;
+        const auto keptEval = evaluate(parsePlan(kept).value());
+        QVERIFY(keptEval.hasValue());
+        for (const Warning &w : keptEval->warnings)
+            QVERIFY2(w.code != "unknown-key", w.message.c_str());
         // A serving plan's tokens/s stand at the top as for training (the format's result keys).
         json serving = json::parse(kBasePlan);
         serving["workload"] = {{"kind", "inference"}, {"batch", 8192}, {"prompt_len", 1024}, {"generate_len", 128}};
