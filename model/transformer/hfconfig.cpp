@@ -65,7 +65,7 @@ public:
         const bool gpt2 = m_type == "gpt2";
         const bool neox = m_type == "gpt_neox";
         const bool falcon = m_type == "falcon" || startsWith(m_type, "RefinedWeb");
-        // Two-matrix GELU MLPs with biases (modeling_phi, modeling_starcoder2, modeling_gpt_bigcode,
+        // Two-matrix MLPs (GELU; ReLU in OPT) with biases (modeling_phi, modeling_starcoder2, modeling_gpt_bigcode,
         // modeling_gptj, modeling_codegen, modeling_bloom, modeling_opt in transformers); phi, GPT-J
         // and CodeGen run attention and the MLP side by side on one norm.
         const bool plainWithBiases = contains(kPlainBiasedTypes, m_type);
@@ -76,6 +76,12 @@ public:
                        : m_type == "opt"      ? jf::boolean(m_lm, "enable_bias", m_path, true)
                                               : true;
             m.parallelBlock = m_type == "phi" || m_type == "gptj" || m_type == "codegen";
+            // Learned absolute positions: StarCoder's table of n_positions; OPT's of
+            // max_position_embeddings + 2 (OPTLearnedPositionalEmbedding's offset of 2).
+            if (m_type == "gpt_bigcode")
+                m.learnedPositions = required({"n_positions", "max_position_embeddings"}, "learned_positions", 1, kMaxWidth);
+            else if (m_type == "opt")
+                m.learnedPositions = required({"max_position_embeddings"}, "learned_positions", 1, kMaxWidth) + 2;
         }
         if (gpt2) {
             m.biases = true;
@@ -144,10 +150,12 @@ private:
 
     int readKvHeads(int heads)
     {
-        // Old Falcon files say multi_query instead of giving a KV head count.
-        const bool falconMqa = (m_type == "falcon" || startsWith(m_type, "RefinedWeb"))
-                               && jf::boolean(m_lm, "multi_query", m_path, true)
-                               && !jf::boolean(m_lm, "new_decoder_architecture", m_path, false);
+        // Old Falcon files and StarCoder's (gpt_bigcode, multi_query by default) say multi_query
+        // instead of giving a KV head count.
+        const bool falconMqa = ((m_type == "falcon" || startsWith(m_type, "RefinedWeb"))
+                                && jf::boolean(m_lm, "multi_query", m_path, true)
+                                && !jf::boolean(m_lm, "new_decoder_architecture", m_path, false))
+                               || (m_type == "gpt_bigcode" && jf::boolean(m_lm, "multi_query", m_path, true));
         const int kv = int(optional({"num_key_value_heads", "n_head_kv", "num_kv_heads"}, "kv_heads", 1, kMaxCount,
                                     falconMqa ? 1 : heads));
         if (kv > heads || heads % kv != 0) {
@@ -160,9 +168,11 @@ private:
 
     bool readTied(const json &top) const
     {
-        // transformers' own defaults: Gemma, GPT-2 and Falcon tie; the Llama-like families do not.
+        // transformers' own defaults: Gemma, GPT-2, Falcon, BLOOM, OPT and StarCoder (gpt_bigcode)
+        // tie; the Llama-like families do not.
         const bool byType = startsWith(m_type, "gemma") || m_type == "gpt2" || m_type == "falcon"
-                            || startsWith(m_type, "RefinedWeb");
+                            || startsWith(m_type, "RefinedWeb") || m_type == "bloom" || m_type == "opt"
+                            || m_type == "gpt_bigcode";
         if (jf::has(m_lm, "tie_word_embeddings"))
             return jf::boolean(m_lm, "tie_word_embeddings", m_path, byType);
         return jf::boolean(top, "tie_word_embeddings", "config", byType);

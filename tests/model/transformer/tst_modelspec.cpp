@@ -312,6 +312,13 @@ private slots:
         // 2,779,683,840 in the checkpoint.
         QTest::newRow("phi-2") << "phi-2.json" << qint64(2'779'683'840 - 51'200) << true;
         QTest::newRow("starcoder2-3b") << "starcoder2-3b.json" << qint64(3'030'371'328) << false;
+        // bloom-560m, tied by transformers' default: embedding 250880·1024, per layer qkv 3·1024²
+        // + bias, dense, fc 1024·4096, proj, two norms with biases; its embedding layernorm
+        // (2 x 1024) is not counted: 559,214,592 in the checkpoint.
+        QTest::newRow("bloom-560m") << "bloom-560m.json" << qint64(559'214'592 - 2'048) << false;
+        // opt-125m, tied: embedding 50272·768, learned positions (2048 + 2)·768, per layer four
+        // 768² projections and fc1/fc2 of 768·3072, all with biases, two norms; the final norm.
+        QTest::newRow("opt-125m") << "opt-125m.json" << qint64(125'239'296) << false;
     }
     void plainMlpDecodersCount()
     {
