@@ -30,16 +30,24 @@ double shareOn(const CurvePoints &points, double kb)
 // points (H100: 0.07 at 4,194 kB, 0.15 at 8,389 kB), and a share interpolated as is sags between
 // them, either way making a longer context decode faster; a call reading more takes no less.
 // Past the largest point the share stays; below the smallest the call takes the floor's time.
-double singleShareOn(const CurvePoints &points, double kb)
+// On a chip of `ratio` times the measured bandwidth a point's time is its bytes at the top share
+// plus the time the measured call lost to filling the chip, which does not scale; the hold is
+// taken on those times. Times are in kB per unit share of the chip's own bandwidth.
+double singleShareOn(const CurvePoints &points, double kb, double ratio)
 {
     if (points.empty())
         return 0.0;
+    const double top = points.back().second;
     if (!(kb > 0) || kb >= points.back().first)
-        return kb >= points.back().first ? points.back().second : points.front().second;
+        return kb >= points.back().first ? top : points.front().second;
+    const auto pointTime = [&](std::size_t j) {
+        const auto &[x, share] = points[j];
+        return x / top + ratio * std::max(0.0, x / share - x / top);
+    };
     const auto heldTime = [&](std::size_t from) {
         double t = std::numeric_limits<double>::infinity();
         for (std::size_t j = from; j < points.size(); ++j)
-            t = std::min(t, points[j].first / points[j].second);
+            t = std::min(t, pointTime(j));
         return t;
     };
     if (kb <= points.front().first)
@@ -61,17 +69,12 @@ double DecodeAttentionCurve::blendedShare(double bytes, double sequences, double
     const double many = shareOn(batched, kb);
     if (sequences >= kBatchedFrom)
         return many;
-    double one = singleShareOn(single, kb);
-    if (measuredBandwidth > 0 && bandwidth > 0 && bandwidth != measuredBandwidth && kb > 0) {
-        // A single request's call is bound by filling the chip, not by its bandwidth: its time is
-        // its bytes at the curve's top share plus the time the measured call lost, which does not
-        // scale. Read so, the H100 panel gives A100's single-request points within 0.055 (rms
-        // 0.027), against 0.10 (rms 0.062) with the shares carried over. The batched calls scale
-        // with the bandwidth (shares carried over: within 0.05, rms 0.027) and are left as read.
-        const double top = single.back().second;
-        const double lost = std::max(0.0, bytes / (measuredBandwidth * one) - bytes / (measuredBandwidth * top));
-        one = bytes / (bandwidth * (bytes / (bandwidth * top) + lost));
-    }
+    // A single request's call is bound by filling the chip, not by its bandwidth: read so, the
+    // H100 panel gives A100's single-request points within 0.055 (rms 0.027), against 0.10 (rms
+    // 0.062) with the shares carried over. The batched calls scale with the bandwidth (shares
+    // carried over: within 0.05, rms 0.027) and are left as read.
+    const bool scaled = measuredBandwidth > 0 && bandwidth > 0 && bandwidth != measuredBandwidth;
+    const double one = singleShareOn(single, kb, scaled ? bandwidth / measuredBandwidth : 1.0);
     if (!(sequences > 1.0))
         return one;
     return one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);

@@ -74,10 +74,11 @@ private slots:
     // Across chips: the batched shares carry over as they are, a single request's fill time as
     // time. Checked by reading the H100 curves at the A100 PCIe's 1,935 GB/s against the A100
     // panel's own batch-16 and batch-1 points: within 0.055 (carried over as shares, the batch-1
-    // points would miss by up to 0.10). Hand-derived on H200 (4.8 TB/s), one sequence at
-    // the 4,194 kB point (0.07 on the H100 figure, held to the 8,389 kB read's time, 0.0750):
-    // 16.694 us on H100, 1.423 us of it at the top share 0.88, so 0.993 + 15.271 us = 16.264 us
-    // on H200: a share of 0.0537.
+    // points would miss by up to 0.10). Hand-derived on H200 (4.8 TB/s, 1.4328x H100's), one
+    // sequence at the 4,194 kB point, held to the 8,389 kB read's time there: that read takes
+    // 8389 / 0.88 at the top share plus 1.4328 x (8389 / 0.15 - 8389 / 0.88) lost to filling the
+    // chip = 9,533 + 66,475 = 76,008 kB per unit share, less than the 4,194 kB read's own 83,785;
+    // so 4194 / 76008 = 0.0552.
     void sharesCarryAcrossChipsAsTheKernelsScale()
     {
         const DecodeAttentionCurve &h100 = *ChipCatalog::builtin().find("h100-sxm")->decodeAttention;
@@ -95,7 +96,15 @@ private slots:
         QCOMPARE(checked, 20);
         const double h200 = ChipCatalog::builtin().find("h200")->hbmBandwidth;
         QCOMPARE(h200, 4.8e12);
-        QVERIFY(std::fabs(h100.share(4194e3, 1, h200) - 0.0537) < 0.0001);
+        QVERIFY(std::fabs(h100.share(4194e3, 1, h200) - 0.0552) < 0.0001);
+        // And on H200 too a longer context never decodes faster.
+        double previous = 0;
+        for (double tokens = 16; tokens <= 65536; tokens *= 1.25) {
+            const double bytes = tokens * 16384.0;
+            const double t = bytes / h100.share(bytes, 1, h200);
+            QVERIFY2(t >= previous * (1 - 1e-12), qPrintable(QStringLiteral("%1 tokens").arg(tokens)));
+            previous = t;
+        }
         QVERIFY(std::fabs(h100.share(4194e3, 1, 3.35e12) - 4194.0 / (8389.0 / 0.15)) < 1e-12);
         QCOMPARE(h100.share(67109e3, 64, h200), h100.share(67109e3, 64, 3.35e12));
     }
