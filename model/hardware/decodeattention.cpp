@@ -55,8 +55,8 @@ double singleShareOn(const CurvePoints &points, double kb, double ratio)
     const auto upper = std::lower_bound(points.begin(), points.end(), kb,
                                         [](const auto &point, double value) { return point.first < value; });
     const std::size_t i = static_cast<std::size_t>(upper - points.begin());
-    const double t0 = heldTime(i - 1);
     const double t1 = heldTime(i);
+    const double t0 = std::min(pointTime(i - 1), t1);
     const double f = std::log(kb / points[i - 1].first) / std::log(points[i].first / points[i - 1].first);
     return kb / std::exp(std::log(t0) + f * std::log(t1 / t0));
 }
