@@ -92,6 +92,9 @@ struct StepTime {
     double overlapInterference = 0; ///< compute slowed while hidden collectives hold some of the SMs
     double flops = 0;               ///< model FLOPs of the step (no recompute)
     double tokens = 0;
+    /// The microbatches each replica runs: parallelism.microbatches, or, for an MoE count above an
+    /// expert replica's sequences, that count read over data x fsdp at its microbatch size.
+    double microbatches = 0;
 };
 
 struct InferenceResult {

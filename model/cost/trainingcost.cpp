@@ -194,17 +194,11 @@ private:
         const double asked = m_par.microbatches;
         if (asked <= m_seqsPerReplica)
             return asked;
-        const double overDataFsdp = ceilDiv(double(m_train.globalBatch), double(m_d.data) * m_d.fsdp);
-        const double size = std::max(1.0, std::floor(overDataFsdp / asked));
-        return std::max(1.0, std::ceil(m_seqsPerReplica / size));
+        return std::max(1.0, std::ceil(m_seqsPerReplica / double(m_formatMicrobatchSeqs)));
     }
 
     /// Whether the plan asks for 8-bit matmuls on a chip that lists no rate for them.
-    bool eightBitEmulated() const
-    {
-        const DType t = m_train.computeDtype;
-        return (t == DType::Fp8 || t == DType::Int8) && m_chip.listedPeakFlops(t) <= 0;
-    }
+    bool eightBitEmulated() const { return m_chip.emulatesEightBit(m_train.computeDtype); }
 
     std::optional<Error> validate();
     LayerCost layerCost(bool moe) const;
@@ -315,6 +309,9 @@ private:
     double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding), mean
     double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
     double m_seqsPerReplica = 0;
+    /// Sequences per microbatch by the plan format's count over data x fsdp; set by validate()
+    /// only where that reading applies (see effectiveMicrobatches()).
+    std::int64_t m_formatMicrobatchSeqs = 1;
     double m_microbatches = 1;
     double m_actBytes = 2;
     /// Bytes per element of activations moving between kernels and over links: 16-bit under an
@@ -375,6 +372,7 @@ std::optional<Error> TrainingCost::validate()
                          + " sequences each data x fsdp x expert replica runs, and do not divide the "
                          + std::to_string(overDataFsdp) + " each data x fsdp replica runs either"};
     if (m_par.microbatches > perReplica) {
+        m_formatMicrobatchSeqs = overDataFsdp / m_par.microbatches;
         warn("microbatches-over-expert",
              std::to_string(m_par.microbatches) + " microbatches exceed the " + std::to_string(perReplica)
                  + " sequences each data x fsdp x expert replica runs; read as counted over data x fsdp (the "
@@ -1429,6 +1427,7 @@ std::optional<Error> TrainingCost::run()
     step.compute = mb * tMb;
     step.recompute = mb * tMbRecompute;
     step.tokens = double(m_train.globalBatch) * T;
+    step.microbatches = m_microbatches;
     // Model FLOPs count attention as causal kernels execute it (half the book's T^2 term), so that
     // MFU compares like with like against the compute time above (and matches MaxText's count).
     step.flops = step.tokens * causalTrainingFlopsPerToken(m, m_train.seqLen);

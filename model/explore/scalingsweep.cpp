@@ -179,10 +179,7 @@ Expected<ScalingSweep> sweepPerChipBatch(const Plan &plan, CostMode mode)
             auto e = evaluate(p, mode); // refuses fewer sequences than shards x microbatches
             // An MoE plan's count read by the plan format's formula instead is another plan's
             // microbatch size: the sweep keeps this plan's, so it stops there as it would be refused.
-            const auto reread = [](const Evaluation &ev) {
-                return std::any_of(ev.warnings.begin(), ev.warnings.end(),
-                                   [](const Warning &w) { return w.code == "microbatches-over-expert"; });
-            };
+            const auto reread = [microbatches](const Evaluation &ev) { return ev.step.microbatches != microbatches; };
             if (!e || !(e->critical.tokensPerChip > 0) || reread(*e)) {
                 if (k == -1 || k == 1) {
                     if (!e)

@@ -32,7 +32,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     m_peak = chip.peakFlops(compute) * (ideal ? 1.0 : chip.achievableFlopsFraction(compute));
     m_peak16 = m_peak;
     // As the cost model: 8-bit matmuls on a chip without such units run as 16-bit ones.
-    const bool emulated = (compute == DType::Fp8 || compute == DType::Int8) && chip.listedPeakFlops(compute) <= 0;
+    const bool emulated = chip.emulatesEightBit(compute);
     const bool eightBit = (compute == DType::Fp8 || compute == DType::Int8) && !emulated;
     if (!ideal && eightBit)
         m_peak16 = chip.peakFlops(DType::Bf16) * chip.achievable.flopsFraction;

@@ -17,7 +17,7 @@ namespace {
 // An 8-bit type the chip lists a peak for: its achievable fraction follows the 8-bit figures.
 bool usesEightBitFraction(const Chip &chip, DType type)
 {
-    return (type == DType::Fp8 || type == DType::Int8) && chip.listedPeakFlops(type) > 0;
+    return (type == DType::Fp8 || type == DType::Int8) && !chip.emulatesEightBit(type);
 }
 
 } // namespace
@@ -42,6 +42,11 @@ int IciSpec::chipsPerHost() const
     for (int s : hostShape)
         n *= s;
     return n;
+}
+
+bool Chip::emulatesEightBit(DType type) const
+{
+    return (type == DType::Fp8 || type == DType::Int8) && listedPeakFlops(type) <= 0;
 }
 
 double Chip::listedPeakFlops(DType type) const

@@ -144,6 +144,9 @@ struct Chip {
     /// Whether a matmul in `type` runs at the 16-bit rate: bf16 and fp16, and formats the chip
     /// runs as bf16 (fp8 on a chip without fp8 units).
     bool computesAtSixteenBitRate(DType type) const;
+    /// Whether `type` is an 8-bit format (fp8, int8) the chip lists no rate for: its matmuls run
+    /// as bf16 ones and its activations stay 16-bit.
+    bool emulatesEightBit(DType type) const;
     /// The id of the chip whose measurement `figure` (an achievable key, "attention_kernels" or
     /// "decode_attention") is: figuresFrom where this chip took it from there, else its own id.
     std::string figureOwner(const std::string &figure) const;
