@@ -6,6 +6,7 @@
 
 #include "base/units.h"
 #include "plan/plan.h"
+#include "transformer/expertload.h"
 
 #include <algorithm>
 #include <cmath>
@@ -117,15 +118,27 @@ private:
         double routedShare = 0.0;
         double dispatchEfficiency = 1.0;
         double kernelShare = 1.0;
-        /// The matmuls' time with the sorting and the expert kernels over without.
-        double factor() const { return 1.0 + routedShare * (1.0 / (dispatchEfficiency * kernelShare) - 1.0); }
+        double busiestRankLoad = 1.0; ///< the busiest expert rank's routed tokens over the mean
+        /// The matmuls' time with the sorting, the expert kernels and the busiest rank over without.
+        double factor() const
+        {
+            return 1.0 + routedShare * (busiestRankLoad / (dispatchEfficiency * kernelShare) - 1.0);
+        }
     };
-    ExpertSorting prefillExpertSorting() const;
+    /// For a prefill of `tokens` prompt tokens per replica.
+    ExpertSorting prefillExpertSorting(double tokens) const;
     /// The routed experts' share of a token's matmul FLOPs (0 for a dense model).
     double routedShare() const;
-    /// A decode step's matmul time with the stack's expert kernels over without (its few rows per
-    /// expert are not sorted).
-    double decodeExpertFactor() const { return 1.0 + routedShare() * (1.0 / m_expertKernelShare - 1.0); }
+    /// A decode step's matmul time with the stack's expert kernels and the busiest expert rank's
+    /// load over without (its few rows per expert are not sorted).
+    double decodeExpertFactor(double batch) const
+    {
+        return 1.0 + routedShare() * (busiestRankLoad(batch) / m_expertKernelShare - 1.0);
+    }
+    /// The busiest expert-parallel rank's routed tokens over the mean when `tokens` tokens per
+    /// replica pass a MoE layer (busiestExpertRankLoad); 1 without expert ranks or in the ideal model.
+    double busiestRankLoad(double tokens) const;
+    DerivationValue busiestRankLoadValue(double tokens) const;
     DerivationValue routedShareValue() const;
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
     double prefillAttentionSlowdown() const;
@@ -473,7 +486,7 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double from, double
     const double dense = layers + double(m.vocab * m.dModel); // the output layer is read every step
     ph.weights = (dense + experts * expertFraction) * m_weightBytes / (m_lanes * m_decodeWeightHbm);
     const double matmulParams = activeMatmulWeights();
-    ph.flops = 2.0 * matmulParams * matmulShape() * decodeExpertFactor() * batch / (m_lanes * m_peak);
+    ph.flops = 2.0 * matmulParams * matmulShape() * decodeExpertFactor(batch) * batch / (m_lanes * m_peak);
     ph.compute = std::max(ph.flops, ph.weights);
 
     // Attention reads every cached token of every sequence: bandwidth-bound at any batch.
@@ -523,7 +536,8 @@ InferenceCost::Phase InferenceCost::decodeStep(double batch, double from, double
     }
     if (m_ep > 1 && m.moe) {
         // Dispatch in fp8 when the experts run fp8, combine in bf16 (DeepEP low-latency kernels).
-        const double elements = batch * m.moe->expertsPerToken * double(m.dModel);
+        // The busiest expert rank receives and returns its load's share of the routed tokens.
+        const double elements = batch * m.moe->expertsPerToken * double(m.dModel) * busiestRankLoad(batch);
         const bool ideal = m_mode == CostMode::Ideal;
         const double dispatch = elements * (!ideal && m_spec.computeDtype == DType::Fp8 ? 1.0 : m_actBytes);
         const double combine = elements * (ideal ? m_actBytes : 2.0); // bf16 even when the matmuls run fp8
@@ -589,7 +603,7 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     const double attention = 2.0 * attended * m.heads * (qk + v) * m.layers;
     // The weight matmuls at their shapes' rate (K / (K + K0) of the large-K rate, the forward's
     // depths: d_model, heads x head_dim / TP, d_ff / TP), as in a training step's forward.
-    ph.flops = (2.0 * matmulParams * matmulShape() * prefillExpertSorting().factor() + attention * m_prefillAttentionSlowdown)
+    ph.flops = (2.0 * matmulParams * matmulShape() * prefillExpertSorting(tokens).factor() + attention * m_prefillAttentionSlowdown)
                * tokens
                / (m_lanes * m_peak);
     // Sequences flow through the pipeline one after another: (n + stages - 1) / n of the work.
@@ -618,8 +632,9 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
     }
     if (m_ep > 1 && m.moe) {
         // One dispatch and one combine per MoE layer carry all the step's routed tokens: the
-        // batch's sequences go through a layer together, not one after another.
-        const double elements = tokens * m.moe->expertsPerToken * double(m.dModel);
+        // batch's sequences go through a layer together, not one after another. The busiest expert
+        // rank receives and returns its load's share of them.
+        const double elements = tokens * m.moe->expertsPerToken * double(m.dModel) * busiestRankLoad(tokens);
         const bool ideal = m_mode == CostMode::Ideal;
         // The book leaves them exposed; real EP serving splits the batch in kEpPrefillMicroBatches
         // and hides each micro-batch's all-to-alls under the other's layer compute.
@@ -870,11 +885,19 @@ void InferenceCost::explainDecode(const Phase &ph, double batch, double context,
         {"matmul_params", matmulParams, "", "model: active weights in matmuls (the output layer, not the embedding)"},
         shapeValue(), batchValue, lanesValue(), peakValue(), flopsFractionValue()};
     std::string flopFormula = "2 * matmul_params * shape * batch / (lanes * (peak_flops * flops_fraction))";
-    if (routedShare() > 0 && m_expertKernelShare != 1.0) {
-        flopFormula = "2 * matmul_params * shape * (1 + routed_share * (1 / expert_kernel_share - 1)) * batch"
-                      " / (lanes * (peak_flops * flops_fraction))";
+    const bool uneven = busiestRankLoad(batch) != 1.0;
+    const bool legacy = m_expertKernelShare != 1.0;
+    if (routedShare() > 0 && (legacy || uneven)) {
+        const std::string routed = uneven && legacy ? "busiest_rank_load / expert_kernel_share"
+                                   : uneven         ? "busiest_rank_load"
+                                                    : "1 / expert_kernel_share";
+        flopFormula = "2 * matmul_params * shape * (1 + routed_share * (" + routed
+                      + " - 1)) * batch / (lanes * (peak_flops * flops_fraction))";
         flopValues.push_back(routedShareValue());
-        flopValues.push_back(expertKernelShareValue(m_expertKernelShare));
+        if (uneven)
+            flopValues.push_back(busiestRankLoadValue(batch));
+        if (legacy)
+            flopValues.push_back(expertKernelShareValue(m_expertKernelShare));
     }
     const std::string flops = m_why.term("decode_flops_s", ph.flops, flopFormula, std::move(flopValues),
                                          "A decode step does 2 FLOPs per active weight per sequence of the batch.", "7",
@@ -959,11 +982,14 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
         tokens, lanesValue(), peakValue(), flopsFractionValue(),
         {"pipeline_factor", pipelineFactor, "", "(sequences + stages − 1) / sequences: filling the pipeline"}};
     std::string matmuls = "2 * matmul_params * shape";
-    if (const ExpertSorting sorting = prefillExpertSorting(); sorting.routedShare > 0) {
+    if (const ExpertSorting sorting = prefillExpertSorting(sequences * prompt); sorting.routedShare > 0) {
         const bool legacy = sorting.kernelShare != 1.0;
-        matmuls += legacy ? " * (1 + routed_share * (1 / (dispatch_efficiency * expert_kernel_share) - 1))"
-                          : " * (1 + routed_share * (1 / dispatch_efficiency - 1))";
+        const bool uneven = sorting.busiestRankLoad != 1.0;
+        matmuls += std::string(" * (1 + routed_share * (") + (uneven ? "busiest_rank_load" : "1") + " / "
+                   + (legacy ? "(dispatch_efficiency * expert_kernel_share)" : "dispatch_efficiency") + " - 1))";
         flopValues.push_back(routedShareValue());
+        if (uneven)
+            flopValues.push_back(busiestRankLoadValue(sequences * prompt));
         flopValues.push_back({"dispatch_efficiency", sorting.dispatchEfficiency, "",
                               "the share of their rate the routed experts keep while their tokens are sorted to them and "
                               "back: 1 / (1 + 1.5 × permute_cost × ridge / d_ff_expert), the training step's forward "
@@ -1073,7 +1099,25 @@ DerivationValue InferenceCost::routedShareValue() const
     return {"routed_share", routedShare(), "", "the routed experts' share of a token's matmul FLOPs (top-k experts of each MoE layer)"};
 }
 
-InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting() const
+double InferenceCost::busiestRankLoad(double tokens) const
+{
+    if (m_mode == CostMode::Ideal || !m_model.moe || m_ep <= 1)
+        return 1.0;
+    return busiestExpertRankLoad(m_ep, tokens * m_model.moe->expertsPerToken / m_ep);
+}
+
+DerivationValue InferenceCost::busiestRankLoadValue(double tokens) const
+{
+    return {"busiest_rank_load", busiestRankLoad(tokens), "",
+            "the busiest of " + std::to_string(m_ep) + " expert ranks' routed tokens over the mean, each receiving "
+                + formatCount(tokens * m_model.moe->expertsPerToken / m_ep)
+                + " (token, expert) pairs on average, experts placed by load (EPLB): "
+                  "1 + z(ranks) · √(0.0427² + (1 − 1/ranks) / pairs), "
+                  "z the expected largest of that many normal draws; 0.0427 from TensorRT-LLM's wide-EP table "
+                  "(DeepSeek-R1, EP32 with EPLB: 1.109× the mean)"};
+}
+
+InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting(double tokens) const
 {
     // Routed tokens are sorted to their experts and back around the grouped matmuls, as in a
     // training step's forward (softwarestack.cpp); the rest of the layer is untouched. The sorting
@@ -1082,7 +1126,7 @@ InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting() const
     if (share <= 0)
         return {};
     return {share, forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m_model.moe->dFfExpert)),
-            m_expertKernelShare};
+            m_expertKernelShare, busiestRankLoad(tokens)};
 }
 
 std::optional<Error> InferenceCost::run()
@@ -1351,7 +1395,7 @@ std::optional<Error> InferenceCost::run()
                      + ": the step is bound by reading weights, and a larger batch would raise throughput at little "
                        "cost in latency");
     }
-    if ((m_spec.kvDtype == DType::Fp8 || m_spec.weightDtype == DType::Fp8) && m_chip.listedPeakFlops(DType::Fp8) <= 0)
+    if ((m_spec.kvDtype == DType::Fp8 || m_spec.weightDtype == DType::Fp8) && m_chip.emulatesEightBit(DType::Fp8))
         warn("dtype-emulated", m_chip.id + " has no fp8 units: fp8 weights or KV are stored in fp8 and converted to "
                                    + std::string(dtypeName(m_spec.computeDtype)) + " on every read");
     if (m_spec.kvDtype == DType::Int4 || m_spec.kvDtype == DType::Fp4)

@@ -4,6 +4,7 @@
 #include "explore/servingsearch.h"
 #include "hardware/chipcatalog.h"
 #include "plan/plan.h"
+#include "transformer/expertload.h"
 #include "transformer/modelcatalog.h"
 
 #include <QFile>
@@ -537,9 +538,13 @@ private slots:
             QCOMPARE(b.countPerStep, a.countPerStep);
             QCOMPARE(b.timeS, a.timeS);
         }
+        // The busiest of the 32 ranks receives its load's share: 131,072 routed pairs per rank,
+        // 1 + z(32) sqrt(0.0427^2 + (31/32)/131072) = 1.0884 of the mean (expertload.cpp).
+        const double load = busiestExpertRankLoad(32, 131072.0);
+        QVERIFY(std::fabs(load - 1.0884) < 1e-3);
         const double dispatch = 262144.0 * 8 * 7168;
-        QCOMPARE(find(longPrompts, "prefill: expert dispatch").bytes, dispatch);
-        QCOMPARE(find(longPrompts, "prefill: expert combine").bytes, 2.0 * dispatch);
+        QCOMPARE(find(longPrompts, "prefill: expert dispatch").bytes, dispatch * load);
+        QCOMPARE(find(longPrompts, "prefill: expert combine").bytes, 2.0 * dispatch * load);
         // The all-to-alls the other micro-batch hides still hold H100's collective_sm_share (0.152)
         // of the SMs: the prefill pays that share of their hidden time (here all of it is hidden).
         Derivations why;
@@ -624,14 +629,24 @@ private slots:
         QVERIFY(std::fabs(efficiency->value - 0.814) < 1e-3);
         const double routed = 58.0 * 8 * 3 * 7168 * 2048;
         QVERIFY(std::fabs(share->value * params->value - routed) < 1e-6 * routed);
-        // So the prefill's matmuls take 1 + share x (1 / 0.814 - 1) of their time without sorting.
-        const double matmuls = 1.0 + share->value * (1.0 / efficiency->value - 1.0);
-        QVERIFY(matmuls > 1.1 && matmuls < 1.2);
+        // The routed experts wait for the busiest of the 32 ranks (131,072 pairs each: 1.0884 of
+        // the mean), so the prefill's matmuls take 1 + share x (1.0884 / 0.814 - 1) of their time
+        // with balanced experts and no sorting.
+        const DerivationValue *busiest = flops.find("busiest_rank_load");
+        QVERIFY(busiest);
+        QVERIFY(std::fabs(busiest->value - 1.0884) < 1e-3);
+        const double matmuls = 1.0 + share->value * (busiest->value / efficiency->value - 1.0);
+        QVERIFY(matmuls > 1.15 && matmuls < 1.25);
+        // Without expert ranks every chip holds a slice of every expert: no busiest rank.
+        json tensorOnly = doc;
+        tensorOnly["parallelism"] = {{"tensor", 8}, {"pipeline", 4}};
+        QVERIFY(!explained(tensorOnly).at("terms.prefill_flops_s").find("busiest_rank_load"));
         // A dense model sorts nothing, and the book's ideal model leaves the sorting out.
         const Derivations dense = explained(gpuPlan("llama-3-8b", 1, 1, 4096, 1));
         QVERIFY(!dense.at("terms.prefill_flops_s").find("routed_share"));
         const Derivations book = explained(doc, CostMode::Ideal);
         QVERIFY(!book.at("terms.prefill_flops_s").find("dispatch_efficiency"));
+        QVERIFY(!book.at("terms.prefill_flops_s").find("busiest_rank_load"));
     }
 
     // Mechanism: TensorRT-LLM's 16-bit MoE grouped GEMMs are CUTLASS 2.x kernels built for SM80

@@ -1,5 +1,6 @@
 // Model architectures: Hugging Face config import, the built-in catalog, and the book's parameter,
 // FLOP and KV-cache numbers.
+#include "transformer/expertload.h"
 #include "transformer/hfconfig.h"
 #include "transformer/modelcatalog.h"
 #include "transformer/modelspec.h"
@@ -602,6 +603,35 @@ private slots:
         QTest::newRow("DeepSeek-V3 MLA bf16") << preset("deepseek-v3") << int(DType::Bf16) << 61.0 * 576 * 2;
         QTest::newRow("DeepSeek-V3 MLA fp8") << preset("deepseek-v3") << int(DType::Fp8) << 61.0 * 576;
     }
+    // The expected largest of n standard normal draws, against its exact values (Harter's
+    // tables: 0.5642 for 2, 1.4236 for 8, 2.0697 for 32, 3.2414 for 1024).
+    void expectedMaxOfNormalDraws()
+    {
+        QCOMPARE(expectedMaxStandardNormal(1), 0.0);
+        QVERIFY(std::fabs(expectedMaxStandardNormal(2) - 0.5642) < 0.03);
+        QVERIFY(std::fabs(expectedMaxStandardNormal(8) - 1.4236) < 0.012);
+        QVERIFY(std::fabs(expectedMaxStandardNormal(32) - 2.0697) < 0.005);
+        QVERIFY(std::fabs(expectedMaxStandardNormal(1024) - 3.2414) < 0.01);
+    }
+
+    // The busiest expert rank against TensorRT-LLM's wide-EP table (DeepSeek-R1 decode on GB200,
+    // 1,024 routed pairs per rank, EPLB over 288 slots). EP32 sets the placement spread (1.109x);
+    // EP36 with 8 slots per rank, measured at 1.1154x, is not used by it:
+    // 1 + z(36) sqrt(0.0427^2 + (35/36)/1024) = 1 + 2.115 x 0.05266 = 1.1114.
+    void busiestExpertRankFollowsTheWideEpTable()
+    {
+        QVERIFY(std::fabs(busiestExpertRankLoad(32, 1024) - 1.109) < 0.002);
+        QVERIFY(std::fabs(busiestExpertRankLoad(36, 1024) - 1.1154) < 0.005);
+        // A prefill's 131,072 pairs per rank over EP32 leave almost only the placement spread:
+        // 1 + 2.067 x sqrt(0.0427^2 + 0.96875/131072) = 1.0884.
+        QVERIFY(std::fabs(busiestExpertRankLoad(32, 131072) - 1.0884) < 0.001);
+        // Fewer pairs spread more; one rank is the mean; more ranks have a busier maximum.
+        QVERIFY(busiestExpertRankLoad(32, 128) > busiestExpertRankLoad(32, 1024));
+        QVERIFY(busiestExpertRankLoad(64, 1024) > busiestExpertRankLoad(32, 1024));
+        QCOMPARE(busiestExpertRankLoad(1, 1024), 1.0);
+        QCOMPARE(busiestExpertRankLoad(8, 0), 1.0);
+    }
+
     void bookKvCache()
     {
         QFETCH(ModelSpec, model);
