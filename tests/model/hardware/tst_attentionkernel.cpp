@@ -35,7 +35,7 @@ private slots:
         QTest::addColumn<double>("seqLen");
         QTest::addColumn<double>("tflops");
         const json data = readData();
-        QCOMPARE(data["attention"].size(), std::size_t(140));
+        QCOMPARE(data["attention"].size(), std::size_t(146));
         for (const json &point : data["attention"]) {
             if (point["head_dim"] != 128)
                 continue; // the head-dim ratios, checked below
