@@ -1732,7 +1732,13 @@ std::optional<Error> TrainingCost::run()
         const double v = m_tokensMb * m_d.context * kvWidth * m_flowBytes;
         const double ag = cost(CollectiveOp::AllGather, spans, v).time;
         const double rs = cost(CollectiveOp::ReduceScatter, spans, v).time;
-        const double perLayerComm = (1.0 + contextRounds) * ag + rs;
+        // The backward needs every block's keys and values again beside their gradients: a ring
+        // keeps only its own block, so it passes them once more (Transformer Engine's
+        // AttnFuncWithCP backward sends keys, values and their gradients in one buffer each step).
+        // The book's ideal ring passes them once a forward and reduces the gradients.
+        const bool ideal = m_options.mode == CostMode::Ideal;
+        const double kvPasses = (ideal ? 1.0 : 2.0) + contextRounds;
+        const double perLayerComm = kvPasses * ag + rs;
         const double perLayerAttn = (1.0 + contextRounds) * attnCoreTime(dense) + attnBackwardTime(dense);
         const double exposedPerLayer = std::max(0.0, perLayerComm - perLayerAttn);
         const double exposedTotal = exposedPerLayer * stageLayers * mb;
@@ -1740,7 +1746,7 @@ std::optional<Error> TrainingCost::run()
                "the ring's key and value passes (the next two collectives) beyond the attention they overlap");
         const double share = perLayerComm > 0 ? exposedTotal / perLayerComm : 0.0;
         addCollective(CollectiveOp::AllGather, "context keys and values", Role::Context, spans, v,
-                      (1.0 + contextRounds) * stageLayers * mb, share * (1.0 + contextRounds) * ag, ag,
+                      kvPasses * stageLayers * mb, share * kvPasses * ag, ag,
                       dense.attnCoreFlops * m_tokensMb, attnCoreTime(dense));
         addCollective(CollectiveOp::ReduceScatter, "context key and value gradients", Role::Context, spans, v,
                       stageLayers * mb, share * rs, rs, kBackwardFactor * dense.attnCoreFlops * m_tokensMb,

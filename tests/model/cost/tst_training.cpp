@@ -890,6 +890,21 @@ private slots:
         json single = kernelPlan("a100-80gb", "torchtitan");
         QCOMPARE(rate(run(single, CostMode::Achievable), "attention core"), 312e12 * 0.583 * 0.62 / 0.869);
         QCOMPARE(run(contextPlan("torchtitan")).step.time, run(contextPlan("megatron")).step.time);
+        // Transformer Engine's ring (megatron) keeps only its own block, so its backward passes
+        // the keys and values once more beside their gradients: one more all-gather per layer (4
+        // layers) than the book's ideal ring, of the same bytes (8192 tokens x 4 ranks x 2 x 16
+        // heads x 128 x 2 bytes).
+        const auto gather = [](const Evaluation &e) {
+            for (const CollectiveUse &c : e.collectives)
+                if (c.purpose == "context keys and values")
+                    return c;
+            qFatal("no context all-gather");
+        };
+        const CollectiveUse achievable = gather(megatron);
+        const CollectiveUse book = gather(run(contextPlan("megatron"), CostMode::Ideal));
+        QCOMPARE(achievable.countPerStep - book.countPerStep, std::int64_t(4));
+        QCOMPARE(achievable.bytes, 8192.0 * 4 * 2 * 16 * 128 * 2);
+        QCOMPARE(book.bytes, achievable.bytes);
     }
 
     // The merges are what ring attention costs beyond its kernels when each rank's block is
