@@ -125,7 +125,8 @@ private:
             return 1.0 + routedShare * (busiestRankLoad / (dispatchEfficiency * kernelShare) - 1.0);
         }
     };
-    /// For a prefill of `tokens` prompt tokens per replica.
+    /// For a prefill of `tokens` prompt tokens per replica; its experts wait for the busiest rank
+    /// of each micro-batch.
     ExpertSorting prefillExpertSorting(double tokens) const;
     /// The routed experts' share of a token's matmul FLOPs (0 for a dense model).
     double routedShare() const;
@@ -138,6 +139,12 @@ private:
     /// The busiest expert-parallel rank's routed tokens over the mean when `tokens` tokens per
     /// replica pass a MoE layer (busiestExpertRankLoad); 1 without expert ranks or in the ideal model.
     double busiestRankLoad(double tokens) const;
+    /// The tokens of a prefill of `tokens` that pass a MoE layer together: one of the
+    /// kEpPrefillMicroBatches micro-batches (the whole prefill in the ideal model).
+    double prefillMicroBatchTokens(double tokens) const
+    {
+        return m_mode == CostMode::Ideal ? tokens : tokens / kEpPrefillMicroBatches;
+    }
     DerivationValue busiestRankLoadValue(double tokens) const;
     DerivationValue routedShareValue() const;
     /// The prefill attention's slowdown against the matmul rate (m_prefillAttentionSlowdown).
@@ -634,7 +641,8 @@ InferenceCost::Phase InferenceCost::prefill(double sequences, bool record)
         // One dispatch and one combine per MoE layer carry all the step's routed tokens: the
         // batch's sequences go through a layer together, not one after another. The busiest expert
         // rank receives and returns its load's share of them.
-        const double elements = tokens * m.moe->expertsPerToken * double(m.dModel) * busiestRankLoad(tokens);
+        const double elements =
+            tokens * m.moe->expertsPerToken * double(m.dModel) * busiestRankLoad(prefillMicroBatchTokens(tokens));
         const bool ideal = m_mode == CostMode::Ideal;
         // The book leaves them exposed; real EP serving splits the batch in kEpPrefillMicroBatches
         // and hides each micro-batch's all-to-alls under the other's layer compute.
@@ -989,7 +997,7 @@ void InferenceCost::explainPrefill(const Phase &ph, double sequences, double att
                    + (legacy ? "(dispatch_efficiency * expert_kernel_share)" : "dispatch_efficiency") + " - 1))";
         flopValues.push_back(routedShareValue());
         if (uneven)
-            flopValues.push_back(busiestRankLoadValue(sequences * prompt));
+            flopValues.push_back(busiestRankLoadValue(prefillMicroBatchTokens(sequences * prompt)));
         flopValues.push_back({"dispatch_efficiency", sorting.dispatchEfficiency, "",
                               "the share of their rate the routed experts keep while their tokens are sorted to them and "
                               "back: 1 / (1 + 1.5 × permute_cost × ridge / d_ff_expert), the training step's forward "
@@ -1126,7 +1134,7 @@ InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting(double tokens) 
     if (share <= 0)
         return {};
     return {share, forwardExpertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m_model.moe->dFfExpert)),
-            m_expertKernelShare, busiestRankLoad(tokens)};
+            m_expertKernelShare, busiestRankLoad(prefillMicroBatchTokens(tokens))};
 }
 
 std::optional<Error> InferenceCost::run()

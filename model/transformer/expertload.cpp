@@ -14,6 +14,8 @@ namespace {
 // Table 1; also examples/wide_ep/ep_load_balancer/README.md): DeepSeek-R1 decode on 32 GB200,
 // 1,024 routed pairs per rank, with EPLB over 288 slots the busiest rank carries 1.109x the mean.
 // Its spread, 0.109 / z(32) = 0.0527, less the sampling term at that load (0.0308), leaves 0.0427.
+// The table's own per-rank standard deviations agree: 52.0 / 1024 = 0.0508 (EP32) and 53.9 / 1024
+// = 0.0526 (EP36) against 0.0526 and 0.0527 here.
 // Without EPLB the same table shows 2.56x: not modelled, since every large-EP deployment in the
 // stacks Meshplan names balances its experts (DeepSeek-V3 report sec. 3.4; SGLang; TensorRT-LLM).
 constexpr double kPlacedLoadSpread = 0.0427;

@@ -604,14 +604,16 @@ private slots:
         QTest::newRow("DeepSeek-V3 MLA fp8") << preset("deepseek-v3") << int(DType::Fp8) << 61.0 * 576;
     }
     // The expected largest of n standard normal draws, against its exact values (Harter's
-    // tables: 0.5642 for 2, 1.4236 for 8, 2.0697 for 32, 3.2414 for 1024).
+    // tables: 0.5642 for 2, 1.4236 for 8, 2.0697 for 32, 3.2414 for 1000; numerical integration
+    // for 1024: 3.2482).
     void expectedMaxOfNormalDraws()
     {
         QCOMPARE(expectedMaxStandardNormal(1), 0.0);
         QVERIFY(std::fabs(expectedMaxStandardNormal(2) - 0.5642) < 0.03);
         QVERIFY(std::fabs(expectedMaxStandardNormal(8) - 1.4236) < 0.012);
         QVERIFY(std::fabs(expectedMaxStandardNormal(32) - 2.0697) < 0.005);
-        QVERIFY(std::fabs(expectedMaxStandardNormal(1024) - 3.2414) < 0.01);
+        QVERIFY(std::fabs(expectedMaxStandardNormal(1000) - 3.2414) < 0.015);
+        QVERIFY(std::fabs(expectedMaxStandardNormal(1024) - 3.2482) < 0.015);
     }
 
     // The busiest expert rank against TensorRT-LLM's wide-EP table (DeepSeek-R1 decode on GB200,
