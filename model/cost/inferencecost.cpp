@@ -1120,9 +1120,9 @@ DerivationValue InferenceCost::busiestRankLoadValue(double tokens) const
             "the busiest of " + std::to_string(m_ep) + " expert ranks' routed tokens over the mean, each receiving "
                 + formatCount(tokens * m_model.moe->expertsPerToken / m_ep)
                 + " (token, expert) pairs on average, experts placed by load (EPLB): "
-                  "1 + z(ranks) · √(0.0427² + (1 − 1/ranks) / pairs), "
-                  "z the expected largest of that many normal draws; 0.0427 from TensorRT-LLM's wide-EP table "
-                  "(DeepSeek-R1, EP32 with EPLB: 1.109× the mean)"};
+                + "1 + z(ranks) · √(spread² + (1 − 1/ranks) / pairs), z the expected largest of that many normal "
+                  "draws, spread " + formatNumber(placedExpertLoadSpread())
+                + " from TensorRT-LLM's wide-EP table (DeepSeek-R1, EP32 with EPLB: 1.109× the mean)"};
 }
 
 InferenceCost::ExpertSorting InferenceCost::prefillExpertSorting(double tokens) const

@@ -1144,8 +1144,7 @@ void TrainingCost::setKernelRates(bool ideal)
     m_castBytes = 0;
     if (ideal) // the book: every matmul at the advertised peak, backward twice the forward
         return;
-    const bool eightBit = m_train.computeDtype == DType::Fp8 || m_train.computeDtype == DType::Int8;
-    if (eightBit && !eightBitEmulated()) {
+    if (m_chip.hasEightBitUnits(m_train.computeDtype)) {
         // 8-bit recipes (Transformer Engine and torchao float8 on GPUs, AQT on TPUs) run only the
         // weight matmuls in 8 bits; the attention core and the output layer stay in bf16.
         m_peak16 = m_chip.peakFlops(DType::Bf16) * m_chip.achievable.flopsFraction;

@@ -33,7 +33,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     m_peak16 = m_peak;
     // As the cost model: 8-bit matmuls on a chip without such units run as 16-bit ones.
     const bool emulated = chip.emulatesEightBit(compute);
-    const bool eightBit = (compute == DType::Fp8 || compute == DType::Int8) && !emulated;
+    const bool eightBit = chip.hasEightBitUnits(compute);
     if (!ideal && eightBit)
         m_peak16 = chip.peakFlops(DType::Bf16) * chip.achievable.flopsFraction;
     m_actBytes = emulated ? bytesPerElement(DType::Bf16) : bytesPerElement(compute);

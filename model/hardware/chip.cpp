@@ -12,16 +12,6 @@ namespace meshplan::model {
 using nlohmann::json;
 namespace jf = json_fields;
 
-namespace {
-
-// An 8-bit type the chip lists a peak for: its achievable fraction follows the 8-bit figures.
-bool usesEightBitFraction(const Chip &chip, DType type)
-{
-    return (type == DType::Fp8 || type == DType::Int8) && !chip.emulatesEightBit(type);
-}
-
-} // namespace
-
 bool IciSpec::wraps(const std::vector<int> &shape, std::size_t axis) const
 {
     if (axis >= shape.size())
@@ -44,11 +34,6 @@ int IciSpec::chipsPerHost() const
     return n;
 }
 
-bool Chip::emulatesEightBit(DType type) const
-{
-    return (type == DType::Fp8 || type == DType::Int8) && listedPeakFlops(type) <= 0;
-}
-
 double Chip::listedPeakFlops(DType type) const
 {
     return peakFlopsByDType[static_cast<std::size_t>(type)];
@@ -63,7 +48,7 @@ double Chip::benchmarkDerating() const
 
 double Chip::achievableFlopsFraction(DType type) const
 {
-    if (usesEightBitFraction(*this, type)) {
+    if (hasEightBitUnits(type)) {
         // An 8-bit matmul keeps the same share of its benchmark rate inside a step as a 16-bit one.
         if (achievable.eightBitMatmulBenchmarkFraction > 0 && benchmarkDerating() > 0)
             return achievable.eightBitMatmulBenchmarkFraction * benchmarkDerating();
@@ -89,7 +74,7 @@ std::string Chip::achievableFlopsFractionNote(DType type) const
     const std::string catalog = "catalog: " + figureOwner("flops_fraction") + " achievable.";
     const double derate = benchmarkDerating();
     const std::string kept = formatShare(derate) + ", the share of its benchmark rate a matmul keeps inside a training step";
-    if (usesEightBitFraction(*this, type)) {
+    if (hasEightBitUnits(type)) {
         if (achievable.eightBitMatmulBenchmarkFraction > 0 && derate > 0)
             return catalog + "fp8_matmul_benchmark_fraction " + formatShare(achievable.eightBitMatmulBenchmarkFraction)
                    + " (the best an 8-bit matmul reaches alone) x " + kept;

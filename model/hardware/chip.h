@@ -146,7 +146,9 @@ struct Chip {
     bool computesAtSixteenBitRate(DType type) const;
     /// Whether `type` is an 8-bit format (fp8, int8) the chip lists no rate for: its matmuls run
     /// as bf16 ones and its activations stay 16-bit.
-    bool emulatesEightBit(DType type) const;
+    bool emulatesEightBit(DType type) const { return isEightBit(type) && listedPeakFlops(type) <= 0; }
+    /// Whether `type` is an 8-bit format the chip has units for (an 8-bit recipe runs).
+    bool hasEightBitUnits(DType type) const { return isEightBit(type) && listedPeakFlops(type) > 0; }
     /// The id of the chip whose measurement `figure` (an achievable key, "attention_kernels" or
     /// "decode_attention") is: figuresFrom where this chip took it from there, else its own id.
     std::string figureOwner(const std::string &figure) const;

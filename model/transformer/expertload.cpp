@@ -38,6 +38,11 @@ double expectedMaxStandardNormal(int draws)
     return upperTailQuantile(1.0 - (n - 0.375) / (n + 0.25));
 }
 
+double placedExpertLoadSpread()
+{
+    return kPlacedLoadSpread;
+}
+
 double busiestExpertRankLoad(int ranks, double routedPerRank)
 {
     if (ranks <= 1 || !(routedPerRank > 0))

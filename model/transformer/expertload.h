@@ -15,4 +15,8 @@ double expectedMaxStandardNormal(int draws);
 /// deploys them). 1 for a single rank. See expertload.cpp for the terms and their source.
 double busiestExpertRankLoad(int ranks, double routedPerRank);
 
+/// The relative spread of a rank's load that EPLB's placement leaves beyond sampling (its source
+/// is in expertload.cpp), for the derivations.
+double placedExpertLoadSpread();
+
 } // namespace meshplan::model
