@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace meshplan::model {
 
@@ -1114,6 +1115,18 @@ double InferenceCost::busiestRankLoad(double tokens) const
     return busiestExpertRankLoad(m_ep, tokens * m_model.moe->expertsPerToken / m_ep);
 }
 
+namespace {
+
+// The spread at the precision it was derived to (formatNumber keeps two digits below 0.1).
+std::string spreadText(double spread)
+{
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "%.3g", spread);
+    return buffer;
+}
+
+} // namespace
+
 DerivationValue InferenceCost::busiestRankLoadValue(double tokens) const
 {
     return {"busiest_rank_load", busiestRankLoad(tokens), "",
@@ -1121,7 +1134,7 @@ DerivationValue InferenceCost::busiestRankLoadValue(double tokens) const
                 + formatCount(tokens * m_model.moe->expertsPerToken / m_ep)
                 + " (token, expert) pairs on average, experts placed by load (EPLB): "
                 + "1 + z(ranks) · √(spread² + (1 − 1/ranks) / pairs), z the expected largest of that many normal "
-                  "draws, spread " + formatNumber(placedExpertLoadSpread())
+                  "draws, spread " + spreadText(placedExpertLoadSpread())
                 + " from TensorRT-LLM's wide-EP table (DeepSeek-R1, EP32 with EPLB: 1.109× the mean)"};
 }
 
