@@ -195,8 +195,9 @@ PlanInspector::PlanInspector(QWidget *parent)
     parForm->addRow(tr("Chips"), m_chips);
     m_parallelismForm = parForm;
     auto *zero = intEditor(tr("ZeRO stage"), "/parallelism/zero_stage", 0, 3);
-    zero->setToolTip(tr("How far the data and context ranks shard the weight state: 1 the optimizer, 2 also the "
-                        "gradients, 3 also the weights (gathered layer by layer, as FSDP)."));
+    zero->setToolTip(tr("How far the data and context ranks shard the weight state (the expert ranks too, for the "
+                        "weights every expert rank holds): 1 the optimizer, 2 also the gradients, 3 also the weights "
+                        "(gathered layer by layer, as FSDP)."));
     parForm->addRow(tr("ZeRO stage"), zero);
     auto *sp = checkField(parBox, parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel",
                           tr("Megatron sequence parallelism inside the tensor group."), tr("Sequence parallelism"), true);

@@ -245,6 +245,10 @@ private:
     double offloadedElements(const LayerCost &layer) const;
     /// Weight elements one chip of `stage` holds (the mirror stage's too under DualPipe).
     double stageWeightElements(int stage) const;
+    /// stageWeightElements' weights replicated over the expert ranks (attention, dense and shared
+    /// MLPs, embeddings) and the routed experts' own.
+    double stageDenseElements(int stage) const;
+    double stageExpertElements(int stage) const;
     /// Optimizer states per weight: Adam 2, SGD 1, Adafactor about 0.1.
     double optimizerStates() const;
     /// The ranks ZeRO shards weight state over beyond FSDP: data and context.
@@ -451,6 +455,7 @@ LayerCost TrainingCost::layerCost(bool moe) const
     c.rematWidth[at(RematTensor::Context)] = attnOut;
     c.rematWidth[at(RematTensor::OutProj)] = d / shardD;
     c.rematWidth[at(RematTensor::MlpWo)] = d / shardD;
+    c.rematWidth[at(RematTensor::LayerInput)] = d / shardD;
     c.rematFlops[at(RematTensor::QueryProj)] = qkvFlops * qWidth / qkv;
     c.rematFlops[at(RematTensor::KeyProj)] = qkvFlops * kWidth / qkv;
     c.rematFlops[at(RematTensor::ValueProj)] = qkvFlops * vWidth / qkv;
@@ -629,9 +634,10 @@ double TrainingCost::customRecomputeTime(const LayerCost &layer) const
 
 double TrainingCost::customSavedElements(const LayerCost &layer) const
 {
-    double elements = layer.savedFull; // the layer input
+    // The layer input stays in HBM unless the policy offloads it (MaxText's decoder_layer_input).
+    double elements = m_train.remat.offloaded.count(RematTensor::LayerInput) ? 0.0 : layer.savedFull;
     for (RematTensor t : m_train.remat.saved)
-        if (t != RematTensor::MlpWo)
+        if (t != RematTensor::MlpWo && t != RematTensor::LayerInput)
             elements += layer.rematWidth[at(t)];
     return elements;
 }
@@ -666,15 +672,27 @@ TrainingCost::StageWeights TrainingCost::stageWeights(int stage) const
 
 double TrainingCost::stageWeightElements(int stage) const
 {
+    return stageExpertElements(stage) + stageDenseElements(stage);
+}
+
+double TrainingCost::stageDenseElements(int stage) const
+{
     const auto stageElements = [&](int s) {
-        const StageWeights w = stageWeights(s);
-        return w.dense + w.expert + (s == m_d.pipeline - 1 ? double(m_params.finalNorm) : 0.0);
+        return stageWeights(s).dense + (s == m_d.pipeline - 1 ? double(m_params.finalNorm) : 0.0);
     };
     double elements = stageElements(stage);
     // DualPipe: the mirror stage's parameters too (Table 2: parameters 2x), with its gradients
     // and optimizer states.
     if (dualPipe())
         elements += stageElements(m_d.pipeline - 1 - stage);
+    return elements;
+}
+
+double TrainingCost::stageExpertElements(int stage) const
+{
+    double elements = stageWeights(stage).expert;
+    if (dualPipe())
+        elements += stageWeights(m_d.pipeline - 1 - stage).expert;
     return elements;
 }
 
@@ -753,15 +771,26 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
 MemoryBreakdown TrainingCost::stageMemory(int stage) const
 {
     const int z = m_par.zeroStage;
-    const double elements = stageWeightElements(stage);
     const double fs = m_d.fsdp;
+    // The expert ranks are carved out of the data-parallel ranks: the dense weights are
+    // replicated over data x expert (x context) and ZeRO shards their state over all of them, the
+    // routed experts' over the data (and context) ranks that hold the same experts. Megatron-Core's
+    // distributed optimizer does the same (the data-parallel group for dense parameters, the
+    // expert-data-parallel group for expert parameters), as do MaxText's rules (embed over
+    // expert) and torchtitan's FSDP over the ranks EP borrows from.
+    const double dense = stageDenseElements(stage);
+    const double expert = stageExpertElements(stage);
     const double dp = zeroShards();
+    const double denseDp = dp * m_d.expert;
+    const auto sharded = [&](double bytes, bool zero) {
+        return (dense * bytes / (zero ? denseDp : 1.0) + expert * bytes / (zero ? dp : 1.0)) / fs;
+    };
     MemoryBreakdown mem;
-    mem.params = elements * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
-    mem.grads = elements * bytesPerElement(m_train.gradDtype) / (fs * (z >= 2 ? dp : 1.0));
+    mem.params = sharded(bytesPerElement(m_train.paramDtype), z >= 3);
+    mem.grads = sharded(bytesPerElement(m_train.gradDtype), z >= 2);
     const double perParam = optimizerStates() * bytesPerElement(m_train.optimizerDtype)
                             + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
-    mem.optimizer = elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+    mem.optimizer = sharded(perParam, z >= 1);
     const StageActivations a = stageActivations(stage);
     mem.activations = a.inFlight * a.perMicrobatch + a.working + a.logits;
     mem.total = mem.params + mem.grads + mem.optimizer + mem.activations;
@@ -971,10 +1000,10 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
     if (!m_why.on())
         return;
     const int z = m_par.zeroStage;
-    const double elements = stageWeightElements(stage);
+    const double expert = stageExpertElements(stage);
+    const bool split = expert > 0 && m_d.expert > 1;
     const std::string where = m_d.pipeline > 1 ? "this pipeline stage's weights (its layers, and the embedding or output layer at the ends), over tensor and expert parallelism"
                                                : "the model's weights over tensor and expert parallelism";
-    const DerivationValue elementsValue{"weights", elements, "", where};
     const DerivationValue fsdpValue{"fsdp", double(m_d.fsdp), "", "plan: parallelism fsdp degree"};
     const auto dataShards = [&](int from) -> DerivationValue {
         const bool sharded = z >= from;
@@ -983,27 +1012,47 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                 sharded ? "ZeRO stage " + std::to_string(z) + " shards this over " + axes + " too"
                         : "ZeRO stage " + std::to_string(z) + ": replicated over " + axes};
     };
-    m_why.record("memory_per_chip.params", mem.params, "weights * param_bytes / (fsdp * data_shards)",
-                 {elementsValue, {"param_bytes", bytesPerElement(m_train.paramDtype), "", "plan: training.param_dtype"},
-                  fsdpValue, dataShards(3)},
-                 "Each chip holds its shard of the weights: FSDP (ZeRO-3) divides them over its axes.", "5",
-                 "FSDP / ZeRO");
-    m_why.record("memory_per_chip.grads", mem.grads, "weights * grad_bytes / (fsdp * data_shards)",
-                 {elementsValue, {"grad_bytes", bytesPerElement(m_train.gradDtype), "", "plan: training.grad_dtype"},
-                  fsdpValue, dataShards(2)},
-                 "Gradients have the weights' shape; ZeRO-2 and above shard them over the data (and context) axes too.", "5",
-                 "FSDP / ZeRO");
+    // With expert ranks carved from the data ranks, the weights the expert ranks share shard over
+    // them too (stageMemory).
+    const auto denseShards = [&](int from) -> DerivationValue {
+        const bool sharded = z >= from;
+        return {"dense_shards", sharded ? zeroShards() * m_d.expert : 1.0, "",
+                sharded ? "ZeRO stage " + std::to_string(z)
+                              + " shards the weights every expert rank holds over the data, context and expert axes"
+                        : "ZeRO stage " + std::to_string(z) + ": replicated"};
+    };
+    const auto record = [&](const std::string &path, double value, const std::string &perWeight,
+                            std::vector<DerivationValue> bytes, int from, const std::string &words) {
+        std::vector<DerivationValue> values;
+        std::string expression;
+        if (split) {
+            values = {{"dense_weights", stageDenseElements(stage), "", where + ": those every expert rank holds"},
+                      {"expert_weights", expert, "", "the routed experts this chip holds"}};
+            expression = "(dense_weights / dense_shards + expert_weights / data_shards) * " + perWeight + " / fsdp";
+        } else {
+            values = {{"weights", stageWeightElements(stage), "", where}};
+            expression = "weights * " + perWeight + " / (fsdp * data_shards)";
+        }
+        values.insert(values.end(), bytes.begin(), bytes.end());
+        values.push_back(fsdpValue);
+        values.push_back(dataShards(from));
+        if (split)
+            values.push_back(denseShards(from));
+        m_why.record(path, value, expression, std::move(values), words, "5", "FSDP / ZeRO");
+    };
+    record("memory_per_chip.params", mem.params, "param_bytes",
+           {{"param_bytes", bytesPerElement(m_train.paramDtype), "", "plan: training.param_dtype"}}, 3,
+           "Each chip holds its shard of the weights: FSDP (ZeRO-3) divides them over its axes.");
+    record("memory_per_chip.grads", mem.grads, "grad_bytes",
+           {{"grad_bytes", bytesPerElement(m_train.gradDtype), "", "plan: training.grad_dtype"}}, 2,
+           "Gradients have the weights' shape; ZeRO-2 and above shard them over the data (and context) axes too.");
     const double states = optimizerStates();
-    m_why.record("memory_per_chip.optimizer", mem.optimizer,
-                 "weights * (states * state_bytes + master_bytes) / (fsdp * data_shards)",
-                 {elementsValue,
-                  {"states", states, "", "optimizer states per weight: Adam 2 (two moments), SGD 1, Adafactor ~0.1"},
-                  {"state_bytes", bytesPerElement(m_train.optimizerDtype), "", "plan: training.optimizer_dtype"},
-                  {"master_bytes", m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0, "",
-                   m_train.masterWeights ? "an fp32 master copy of the weights" : "no master copy"},
-                  fsdpValue, dataShards(1)},
-                 "The optimizer's states per weight (Adam's two moments, a master copy), sharded by ZeRO-1 and above.",
-                 "5", "FSDP / ZeRO");
+    record("memory_per_chip.optimizer", mem.optimizer, "(states * state_bytes + master_bytes)",
+           {{"states", states, "", "optimizer states per weight: Adam 2 (two moments), SGD 1, Adafactor ~0.1"},
+            {"state_bytes", bytesPerElement(m_train.optimizerDtype), "", "plan: training.optimizer_dtype"},
+            {"master_bytes", m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0, "",
+             m_train.masterWeights ? "an fp32 master copy of the weights" : "no master copy"}},
+           1, "The optimizer's states per weight (Adam's two moments, a master copy), sharded by ZeRO-1 and above.");
     const StageActivations a = stageActivations(stage);
     std::string schedule = "GPipe keeps every microbatch's activations until its backward";
     switch (m_par.schedule) {

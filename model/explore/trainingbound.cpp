@@ -199,9 +199,9 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
         l.saved = d / shardD;
         break;
     case Remat::Custom:
-        l.saved = d / shardD;
+        l.saved = policy.offloaded.count(RematTensor::LayerInput) ? 0.0 : d / shardD;
         for (RematTensor t : policy.saved)
-            if (t != RematTensor::MlpWo)
+            if (t != RematTensor::MlpWo && t != RematTensor::LayerInput)
                 l.saved += widths[at(t)];
         // What the backward reads and the policy neither keeps nor offloads is rebuilt.
         for (RematTensor t : {RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj,
@@ -213,6 +213,17 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
         break;
     }
     return l;
+}
+
+double TrainingBound::stageExpertElements(int stage, const TrainingShape &shape) const
+{
+    const ModelSpec &m = m_plan.model;
+    const int moeLayers = moeLayersOnStage(stage, shape.degrees[static_cast<std::size_t>(Role::Pipeline)]);
+    if (moeLayers == 0)
+        return 0.0;
+    const double tp = shape.degrees[static_cast<std::size_t>(Role::Tensor)];
+    const double ep = shape.degrees[static_cast<std::size_t>(Role::Expert)];
+    return moeLayers * double(m.moe->experts) / ep * double(m_params.expertParams) / tp;
 }
 
 double TrainingBound::stageElements(int stage, const TrainingShape &shape) const
@@ -250,6 +261,9 @@ TrainingBound::Layers TrainingBound::layers(const TrainingShape &shape) const
     for (std::size_t i = 0; i < stages.size(); ++i) {
         out.stageElements[i] = stageElements(stages[i], shape);
         out.dualStageElements[i] = out.stageElements[i] + stageElements(pipeline - 1 - stages[i], shape);
+        out.stageExpertElements[i] = stageExpertElements(stages[i], shape);
+        out.dualStageExpertElements[i] =
+            out.stageExpertElements[i] + stageExpertElements(pipeline - 1 - stages[i], shape);
     }
     out.fewestDense = m_plan.model.layers;
     out.fewestMoe = m_plan.model.layers;
@@ -365,6 +379,7 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
     // Memory: the chip kinds the evaluation reports (first, middle and last stage).
     const double fs = degree(Role::Fsdp);
     const double dp = double(degree(Role::Data)) * degree(Role::Context); // ZeRO shards over both
+    const double denseDp = dp * degree(Role::Expert); // ... and the dense weights over the expert ranks
     const int z = shape.zeroStage;
     double states = 0.1;
     if (train.optimizer == Optimizer::Adam || train.optimizer == Optimizer::AdamW)
@@ -375,11 +390,14 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
                             + (train.masterWeights ? bytesPerElement(train.optimizerDtype) : 0.0);
     const bool keepsOne = shape.remat->kind == Remat::Full || shape.remat->kind == Remat::Custom;
     const auto stageMemory = [&](int s, std::size_t kind) {
-        const double elements = (dualPipe ? layers.dualStageElements : layers.stageElements)[kind];
+        const double expertElements = (dualPipe ? layers.dualStageExpertElements : layers.stageExpertElements)[kind];
+        const double denseElements = (dualPipe ? layers.dualStageElements : layers.stageElements)[kind] - expertElements;
         const bool last = s == pipeline - 1 || (dualPipe && s == 0);
-        double memory = elements * bytesPerElement(train.paramDtype) / (fs * (z >= 3 ? dp : 1.0))
-                        + elements * bytesPerElement(train.gradDtype) / (fs * (z >= 2 ? dp : 1.0))
-                        + elements * perParam / (fs * (z >= 1 ? dp : 1.0));
+        const auto sharded = [&](double bytes, bool zero) {
+            return (denseElements * bytes / (zero ? denseDp : 1.0) + expertElements * bytes / (zero ? dp : 1.0)) / fs;
+        };
+        double memory = sharded(bytesPerElement(train.paramDtype), z >= 3) + sharded(bytesPerElement(train.gradDtype), z >= 2)
+                        + sharded(perParam, z >= 1);
         double inFlight = mb;
         switch (shape.schedule) {
         case PipelineSchedule::GPipe:

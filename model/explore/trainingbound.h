@@ -67,6 +67,9 @@ public:
         /// Weight elements of the first, middle and last stage (each with its mirror under DualPipe).
         std::array<double, 3> stageElements{};
         std::array<double, 3> dualStageElements{};
+        /// The routed experts' share of those (the rest is replicated over the expert ranks).
+        std::array<double, 3> stageExpertElements{};
+        std::array<double, 3> dualStageExpertElements{};
         int fewestDense = 0; ///< the fewest dense and MoE layers any stage holds
         int fewestMoe = 0;
     };
@@ -135,6 +138,7 @@ private:
     int layersOnStage(int stage, int pipeline) const;
     int moeLayersOnStage(int stage, int pipeline) const;
     double stageElements(int stage, const TrainingShape &shape) const;
+    double stageExpertElements(int stage, const TrainingShape &shape) const;
     /// The attention kernel's forward and backward rates at this context degree.
     std::pair<double, double> attentionRates(int context) const;
 

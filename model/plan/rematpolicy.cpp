@@ -14,7 +14,8 @@ namespace {
 
 using T = RematTensor;
 
-constexpr std::array kTensors{T::QueryProj, T::KeyProj, T::ValueProj, T::Context, T::OutProj, T::MlpWi, T::MlpWo};
+constexpr std::array kTensors{T::QueryProj, T::KeyProj, T::ValueProj, T::Context,
+                               T::OutProj,   T::MlpWi,  T::MlpWo,     T::LayerInput};
 
 struct NamedPolicy {
     const char *name;
@@ -53,10 +54,14 @@ const std::vector<NamedPolicy> &namedPolicies()
 }
 
 /// The tensors a name stands for: one, three for the qkv_proj alias, none for an unknown name.
+/// MaxText's custom policy also names the gated MLP's two halves, mlpwi_0 (gate) and mlpwi_1 (up):
+/// either stands for mlpwi, since the activation's backward reads both.
 std::vector<RematTensor> tensorsNamed(const std::string &name)
 {
     if (name == "qkv_proj")
         return {T::QueryProj, T::KeyProj, T::ValueProj};
+    if (name == "mlpwi_0" || name == "mlpwi_1")
+        return {T::MlpWi};
     for (RematTensor t : kTensors)
         if (rematTensorName(t) == name)
             return {t};
@@ -157,6 +162,8 @@ std::string_view rematTensorName(RematTensor tensor)
         return "mlpwi";
     case RematTensor::MlpWo:
         return "mlpwo";
+    case RematTensor::LayerInput:
+        return "decoder_layer_input";
     }
     return "?";
 }
@@ -183,7 +190,7 @@ std::string rematTensorNames()
     std::string names = "query_proj, key_proj, value_proj, qkv_proj (the three)";
     for (RematTensor t : kTensors)
         if (t != T::QueryProj && t != T::KeyProj && t != T::ValueProj)
-            names += ", " + std::string(rematTensorName(t));
+            names += ", " + std::string(rematTensorName(t)) + (t == T::MlpWi ? " (or mlpwi_0, mlpwi_1)" : "");
     return names;
 }
 

@@ -30,8 +30,9 @@ enum class RematTensor {
     OutProj,   ///< the output projection's result: d_model
     MlpWi,     ///< the MLP's up (and gate) projection: 2 x d_ff gated, d_ff plain
     MlpWo,     ///< the MLP's down projection: d_model (only summed into the next layer's input)
+    LayerInput, ///< the layer's input: d_model; always kept unless offloaded (it cannot be rebuilt)
 };
-inline constexpr std::size_t kRematTensorCount = 7;
+inline constexpr std::size_t kRematTensorCount = 8;
 
 /// A remat policy as the plan names it. For the legacy strings (and their aliases) the sets are
 /// empty and `kind` says what is kept; for Remat::Custom the sets do.

@@ -169,7 +169,7 @@ void bruteForce(const Plan &base, CostMode mode, Visit visit)
                                 schedules.emplace_back(PipelineSchedule::DualPipe, 1);
                         }
                         for (int sp = 0; sp <= (t > 1); ++sp)
-                            for (int zero = 0; zero <= (d > 1 || c > 1 ? 3 : 0); ++zero)
+                            for (int zero = 0; zero <= (d > 1 || c > 1 || e > 1 ? 3 : 0); ++zero)
                                 for (auto [schedule, v] : schedules)
                                     for (int mb : divisorsOf(perReplica)) {
                                         if (schedule == PipelineSchedule::DualPipe && mb % 2)

@@ -305,6 +305,11 @@ private slots:
             "query_proj key_proj value_proj out_proj", "mlpwi");
         row(R"({"save": ["context", "query_proj", "qkv_proj"]})", Remat::Custom, "query_proj key_proj value_proj context", "");
         row(R"({"offload": ["mlpwo"]})", Remat::Custom, "", "mlpwo");
+        // MaxText's custom-policy vocabulary: the layer input (kept unless offloaded) and the gated
+        // MLP's two halves, each standing for mlpwi.
+        row(R"({"save": ["mlpwi_0", "mlpwi_1"], "offload": ["decoder_layer_input", "qkv_proj"]})", Remat::Custom,
+            "mlpwi", "query_proj key_proj value_proj decoder_layer_input");
+        row(R"({"save": ["decoder_layer_input", "mlpwi_1"]})", Remat::Custom, "mlpwi decoder_layer_input", "");
         row(R"({})", Remat::Custom, "", "");
     }
     void rematPolicies()
