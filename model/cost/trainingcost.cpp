@@ -251,7 +251,9 @@ private:
     double stageExpertElements(int stage) const;
     /// Optimizer states per weight: Adam 2, SGD 1, Adafactor about 0.1.
     double optimizerStates() const;
-    /// The ranks ZeRO shards weight state over beyond FSDP: data and context.
+    /// The ranks ZeRO shards weight state over beyond FSDP: data and context (and, for the
+    /// optimizer state and gradients of the weights every expert rank holds, the expert ranks:
+    /// stageMemory).
     double zeroShards() const;
     /// The activation bytes of `stage`'s chips, in the parts its derivation names.
     struct StageActivations {
@@ -773,11 +775,11 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     const int z = m_par.zeroStage;
     const double fs = m_d.fsdp;
     // The expert ranks are carved out of the data-parallel ranks: the dense weights are
-    // replicated over data x expert (x context) and ZeRO shards their state over all of them, the
-    // routed experts' over the data (and context) ranks that hold the same experts. Megatron-Core's
-    // distributed optimizer does the same (the data-parallel group for dense parameters, the
-    // expert-data-parallel group for expert parameters), as do MaxText's rules (embed over
-    // expert) and torchtitan's FSDP over the ranks EP borrows from.
+    // replicated over data x expert (x context) and ZeRO-1 and -2 shard their optimizer state and
+    // gradients over all of them, the routed experts' over the data (and context) ranks that hold
+    // the same experts. Megatron-Core's distributed optimizer does the same (the data-parallel
+    // group for dense parameters, the expert-data-parallel group for expert parameters). ZeRO-3's
+    // weight shards stay over data x context, the ranks its layer gathers are priced over.
     const double dense = stageDenseElements(stage);
     const double expert = stageExpertElements(stage);
     const double dp = zeroShards();
@@ -786,7 +788,7 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
         return (dense * bytes / (zero ? denseDp : 1.0) + expert * bytes / (zero ? dp : 1.0)) / fs;
     };
     MemoryBreakdown mem;
-    mem.params = sharded(bytesPerElement(m_train.paramDtype), z >= 3);
+    mem.params = (dense + expert) * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
     mem.grads = sharded(bytesPerElement(m_train.gradDtype), z >= 2);
     const double perParam = optimizerStates() * bytesPerElement(m_train.optimizerDtype)
                             + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
@@ -1000,16 +1002,16 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
     if (!m_why.on())
         return;
     const int z = m_par.zeroStage;
-    const double expert = stageExpertElements(stage);
-    const bool split = expert > 0 && m_d.expert > 1;
+    const bool split = m_d.expert > 1;
     const std::string where = m_d.pipeline > 1 ? "this pipeline stage's weights (its layers, and the embedding or output layer at the ends), over tensor and expert parallelism"
                                                : "the model's weights over tensor and expert parallelism";
     const DerivationValue fsdpValue{"fsdp", double(m_d.fsdp), "", "plan: parallelism fsdp degree"};
     const auto dataShards = [&](int from) -> DerivationValue {
         const bool sharded = z >= from;
         const std::string axes = m_d.context > 1 ? "the data and context axes" : "the data axis";
+        const std::string what = split && from < 3 ? "the routed experts' share" : "this";
         return {"data_shards", sharded ? zeroShards() : 1.0, "",
-                sharded ? "ZeRO stage " + std::to_string(z) + " shards this over " + axes + " too"
+                sharded ? "ZeRO stage " + std::to_string(z) + " shards " + what + " over " + axes + " too"
                         : "ZeRO stage " + std::to_string(z) + ": replicated over " + axes};
     };
     // With expert ranks carved from the data ranks, the weights the expert ranks share shard over
@@ -1025,9 +1027,9 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
                             std::vector<DerivationValue> bytes, int from, const std::string &words) {
         std::vector<DerivationValue> values;
         std::string expression;
-        if (split) {
+        if (split && from < 3) {
             values = {{"dense_weights", stageDenseElements(stage), "", where + ": those every expert rank holds"},
-                      {"expert_weights", expert, "", "the routed experts this chip holds"}};
+                      {"expert_weights", stageExpertElements(stage), "", "the routed experts this chip holds"}};
             expression = "(dense_weights / dense_shards + expert_weights / data_shards) * " + perWeight + " / fsdp";
         } else {
             values = {{"weights", stageWeightElements(stage), "", where}};
@@ -1036,7 +1038,7 @@ void TrainingCost::explainMemory(int stage, const MemoryBreakdown &mem)
         values.insert(values.end(), bytes.begin(), bytes.end());
         values.push_back(fsdpValue);
         values.push_back(dataShards(from));
-        if (split)
+        if (split && from < 3)
             values.push_back(denseShards(from));
         m_why.record(path, value, expression, std::move(values), words, "5", "FSDP / ZeRO");
     };

@@ -47,6 +47,13 @@ Expected<SearchObjective> objectiveFromName(std::string_view name)
 
 namespace {
 
+/// Whether a ZeRO stage changes anything: it shards over the data and context ranks, and the
+/// optimizer state and gradients of the weights every expert rank holds over the expert ranks.
+bool zeroShardsAny(int data, int context, int expert)
+{
+    return data > 1 || context > 1 || expert > 1;
+}
+
 /// The threads a search runs on: as asked, or one per core.
 unsigned threadCount(int requested)
 {
@@ -228,8 +235,7 @@ std::string changeList(const Plan &from, const Plan &to)
         if (a.degree(r) != b.degree(r))
             add(std::string(roleName(r)) + " " + std::to_string(a.degree(r)) + "→" + std::to_string(b.degree(r)));
     if (from.kind == WorkloadKind::Training) {
-        if (a.zeroStage != b.zeroStage
-            && (b.degree(Role::Data) > 1 || b.degree(Role::Context) > 1 || b.degree(Role::Expert) > 1))
+        if (a.zeroStage != b.zeroStage && zeroShardsAny(b.degree(Role::Data), b.degree(Role::Context), b.degree(Role::Expert)))
             add("ZeRO " + std::to_string(a.zeroStage) + "→" + std::to_string(b.zeroStage));
         if (a.sequenceParallel != b.sequenceParallel && b.degree(Role::Tensor) > 1)
             add(b.sequenceParallel ? "sequence parallel" : "no sequence parallel");
@@ -437,9 +443,7 @@ void TrainingSearch::prepare(Combo &combo) const
     }
     combo.microbatches = divisors(perReplica);
     const bool sp = degree(Role::Tensor) > 1;
-    // ZeRO shards over the data and context ranks, and the weights every expert rank holds over the
-    // expert ranks too.
-    const int zeroStages = degree(Role::Data) > 1 || degree(Role::Context) > 1 || degree(Role::Expert) > 1 ? 4 : 1;
+    const int zeroStages = zeroShardsAny(degree(Role::Data), degree(Role::Context), degree(Role::Expert)) ? 4 : 1;
     std::int64_t pairs = 0; // (schedule, microbatches)
     for (const auto &schedule : combo.schedules)
         for (int mb : combo.microbatches)
@@ -471,10 +475,10 @@ std::vector<BoundedKnobs> TrainingSearch::knobsOf(const Combo &combo, SharedBoun
 {
     std::vector<BoundedKnobs> out;
     const bool tensor = combo.degrees[idx(Role::Tensor)] > 1;
-    const int zeroStages = combo.degrees[idx(Role::Data)] > 1 || combo.degrees[idx(Role::Context)] > 1
-                                   || combo.degrees[idx(Role::Expert)] > 1
-                               ? 4
-                               : 1;
+    const int zeroStages =
+        zeroShardsAny(combo.degrees[idx(Role::Data)], combo.degrees[idx(Role::Context)], combo.degrees[idx(Role::Expert)])
+            ? 4
+            : 1;
     std::int64_t index = 0;
     const double pp = combo.degrees[idx(Role::Pipeline)];
     for (int sp = tensor && !sequenceParallelIsAChoice() ? 1 : 0; sp <= (tensor ? 1 : 0); ++sp)

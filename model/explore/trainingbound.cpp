@@ -231,13 +231,11 @@ double TrainingBound::stageElements(int stage, const TrainingShape &shape) const
     const ModelSpec &m = m_plan.model;
     const int pipeline = shape.degrees[static_cast<std::size_t>(Role::Pipeline)];
     const double tp = shape.degrees[static_cast<std::size_t>(Role::Tensor)];
-    const double ep = shape.degrees[static_cast<std::size_t>(Role::Expert)];
     const int moeLayers = moeLayersOnStage(stage, pipeline);
     double elements = (layersOnStage(stage, pipeline) - moeLayers)
                           * double(m_params.attentionPerLayer + m_params.denseMlpPerLayer) / tp
                       + moeLayers * double(m_params.attentionPerLayer + m_params.moeSharedPerLayer) / tp;
-    if (moeLayers > 0)
-        elements += moeLayers * double(m.moe->experts) / ep * double(m_params.expertParams) / tp;
+    elements += stageExpertElements(stage, shape);
     const bool first = stage == 0;
     const bool last = stage == pipeline - 1;
     if (first)
@@ -379,7 +377,7 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
     // Memory: the chip kinds the evaluation reports (first, middle and last stage).
     const double fs = degree(Role::Fsdp);
     const double dp = double(degree(Role::Data)) * degree(Role::Context); // ZeRO shards over both
-    const double denseDp = dp * degree(Role::Expert); // ... and the dense weights over the expert ranks
+    const double denseDp = dp * degree(Role::Expert); // ZeRO-1/2: the dense weights' state over expert ranks too
     const int z = shape.zeroStage;
     double states = 0.1;
     if (train.optimizer == Optimizer::Adam || train.optimizer == Optimizer::AdamW)
@@ -396,8 +394,8 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
         const auto sharded = [&](double bytes, bool zero) {
             return (denseElements * bytes / (zero ? denseDp : 1.0) + expertElements * bytes / (zero ? dp : 1.0)) / fs;
         };
-        double memory = sharded(bytesPerElement(train.paramDtype), z >= 3) + sharded(bytesPerElement(train.gradDtype), z >= 2)
-                        + sharded(perParam, z >= 1);
+        double memory = (denseElements + expertElements) * bytesPerElement(train.paramDtype) / (fs * (z >= 3 ? dp : 1.0))
+                        + sharded(bytesPerElement(train.gradDtype), z >= 2) + sharded(perParam, z >= 1);
         double inFlight = mb;
         switch (shape.schedule) {
         case PipelineSchedule::GPipe:
