@@ -6,6 +6,7 @@
 #include "base/units.h"
 #include "cost/evaluation.h"
 #include "cost/softwarestack.h"
+#include "cost/weightstate.h"
 #include "plan/plan.h"
 
 #include <algorithm>
@@ -700,11 +701,7 @@ double TrainingCost::stageExpertElements(int stage) const
 
 double TrainingCost::optimizerStates() const
 {
-    if (m_train.optimizer == Optimizer::Adam || m_train.optimizer == Optimizer::AdamW)
-        return 2.0;
-    if (m_train.optimizer == Optimizer::Sgd)
-        return 1.0;
-    return 0.1; // Adafactor: factored second moment
+    return optimizerStatesPerWeight(m_train.optimizer);
 }
 
 double TrainingCost::zeroShards() const
@@ -773,26 +770,13 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
 MemoryBreakdown TrainingCost::stageMemory(int stage) const
 {
     const int z = m_par.zeroStage;
-    const double fs = m_d.fsdp;
-    // The expert ranks are carved out of the data-parallel ranks: the dense weights are
-    // replicated over data x expert (x context) and ZeRO-1 and -2 shard their optimizer state and
-    // gradients over all of them, the routed experts' over the data (and context) ranks that hold
-    // the same experts. Megatron-Core's distributed optimizer does the same (the data-parallel
-    // group for dense parameters, the expert-data-parallel group for expert parameters). ZeRO-3's
-    // weight shards stay over data x context, the ranks its layer gathers are priced over.
-    const double dense = stageDenseElements(stage);
-    const double expert = stageExpertElements(stage);
-    const double dp = zeroShards();
-    const double denseDp = dp * m_d.expert;
-    const auto sharded = [&](double bytes, bool zero) {
-        return (dense * bytes / (zero ? denseDp : 1.0) + expert * bytes / (zero ? dp : 1.0)) / fs;
-    };
+    const WeightStateBytes state =
+        weightStateBytes(m_train, z, stageDenseElements(stage), stageExpertElements(stage),
+                         {double(m_d.fsdp), zeroShards(), double(m_d.expert)});
     MemoryBreakdown mem;
-    mem.params = (dense + expert) * bytesPerElement(m_train.paramDtype) / (fs * (z >= 3 ? dp : 1.0));
-    mem.grads = sharded(bytesPerElement(m_train.gradDtype), z >= 2);
-    const double perParam = optimizerStates() * bytesPerElement(m_train.optimizerDtype)
-                            + (m_train.masterWeights ? bytesPerElement(m_train.optimizerDtype) : 0.0);
-    mem.optimizer = sharded(perParam, z >= 1);
+    mem.params = state.params;
+    mem.grads = state.grads;
+    mem.optimizer = state.optimizer;
     const StageActivations a = stageActivations(stage);
     mem.activations = a.inFlight * a.perMicrobatch + a.working + a.logits;
     mem.total = mem.params + mem.grads + mem.optimizer + mem.activations;

@@ -1,6 +1,7 @@
 #include "explore/trainingbound.h"
 
 #include "cost/softwarestack.h"
+#include "cost/weightstate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -375,27 +376,15 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
     out.stepTimeS = (mb + bubble) * busiest * (1.0 - 1e-9);
 
     // Memory: the chip kinds the evaluation reports (first, middle and last stage).
-    const double fs = degree(Role::Fsdp);
-    const double dp = double(degree(Role::Data)) * degree(Role::Context); // ZeRO shards over both
-    const double denseDp = dp * degree(Role::Expert); // ZeRO-1/2: the dense weights' state over expert ranks too
-    const int z = shape.zeroStage;
-    double states = 0.1;
-    if (train.optimizer == Optimizer::Adam || train.optimizer == Optimizer::AdamW)
-        states = 2.0;
-    else if (train.optimizer == Optimizer::Sgd)
-        states = 1.0;
-    const double perParam = states * bytesPerElement(train.optimizerDtype)
-                            + (train.masterWeights ? bytesPerElement(train.optimizerDtype) : 0.0);
+    const WeightStateShards shards{double(degree(Role::Fsdp)), double(degree(Role::Data)) * degree(Role::Context),
+                                   double(degree(Role::Expert))};
     const bool keepsOne = shape.remat->kind == Remat::Full || shape.remat->kind == Remat::Custom;
     const auto stageMemory = [&](int s, std::size_t kind) {
         const double expertElements = (dualPipe ? layers.dualStageExpertElements : layers.stageExpertElements)[kind];
         const double denseElements = (dualPipe ? layers.dualStageElements : layers.stageElements)[kind] - expertElements;
         const bool last = s == pipeline - 1 || (dualPipe && s == 0);
-        const auto sharded = [&](double bytes, bool zero) {
-            return (denseElements * bytes / (zero ? denseDp : 1.0) + expertElements * bytes / (zero ? dp : 1.0)) / fs;
-        };
-        double memory = (denseElements + expertElements) * bytesPerElement(train.paramDtype) / (fs * (z >= 3 ? dp : 1.0))
-                        + sharded(bytesPerElement(train.gradDtype), z >= 2) + sharded(perParam, z >= 1);
+        const WeightStateBytes state = weightStateBytes(train, shape.zeroStage, denseElements, expertElements, shards);
+        double memory = state.params + state.grads + state.optimizer;
         double inFlight = mb;
         switch (shape.schedule) {
         case PipelineSchedule::GPipe:

@@ -78,6 +78,16 @@ json rematPlan(const json &remat)
     return p;
 }
 
+// A small MoE: 4 layers of d 1024, 8 heads of 128, 8 experts top-2 of gated FFN 1024 (3 x 1024 x
+// 1024 weights each), vocab 1024, tied.
+json moeSmallModel()
+{
+    return {{"name", "moe-small"}, {"layers", 4},   {"d_model", 1024}, {"d_ff", 4096},
+            {"heads", 8},          {"kv_heads", 8}, {"head_dim", 128}, {"vocab", 1024},
+            {"mlp", "gated"},      {"tied_embeddings", true},
+            {"moe", {{"experts", 8}, {"experts_per_token", 2}, {"d_ff_expert", 1024}}}};
+}
+
 // A small dense model on one GPU for the kernel mechanisms: d 2048, 16 heads of 128 (no GQA), gated
 // MLP of 8192, 4 layers, one sequence of 8192 tokens, nothing recomputed; compute-bound at that
 // length, with no communication at all.
@@ -457,10 +467,7 @@ private slots:
     // are 4 sequences each, 2 per replica here; 8 microbatches fit as they stand.
     void microbatchesCountedOverDataAndFsdp()
     {
-        const json model = {{"name", "moe-small"}, {"layers", 4}, {"d_model", 1024}, {"d_ff", 4096},
-                            {"heads", 8}, {"kv_heads", 8}, {"head_dim", 128}, {"vocab", 1024}, {"mlp", "gated"},
-                            {"tied_embeddings", true},
-                            {"moe", {{"experts", 8}, {"experts_per_token", 2}, {"d_ff_expert", 1024}}}};
+        const json model = moeSmallModel();
         json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
                       {{"expert", 8}, {"microbatches", 16}}, 2048, 64);
         json two = p;
@@ -484,10 +491,7 @@ private slots:
     // weights stay whole (data 1), since ZeRO-3's gathers are priced over data and context only.
     void zeroShardsSharedWeightsOverExpertRanks()
     {
-        const json model = {{"name", "moe-small"}, {"layers", 4}, {"d_model", 1024}, {"d_ff", 4096},
-                            {"heads", 8}, {"kv_heads", 8}, {"head_dim", 128}, {"vocab", 1024}, {"mlp", "gated"},
-                            {"tied_embeddings", true},
-                            {"moe", {{"experts", 8}, {"experts_per_token", 2}, {"d_ff_expert", 1024}}}};
+        const json model = moeSmallModel();
         json p = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}},
                       {{"expert", 8}}, 2048, 64);
         p["workload"]["param_dtype"] = "bf16";
