@@ -270,7 +270,9 @@ PlanInspector::PlanInspector(QWidget *parent)
         stacks.emplace_back(qs(std::string(name)), qs(std::string(name)));
     optionalChoiceField(m_training, tf, tr("Software stack"), "/workload/stack", tr("well-tuned (default)"), stacks,
                         tr("The software that runs the plan: it chooses the attention kernel (cuDNN, FlashAttention-2 "
-                           "or -3) and how much elementwise work is fused. Well-tuned: the fastest kernel the chip lists."),
+                           "or -3), how much elementwise work is fused and how context parallelism splits a sequence "
+                           "(a ring of key/value blocks; PyTorch's for torchtitan; for deepspeed, Ulysses' all-to-alls "
+                           "over the heads). Well-tuned: the fastest kernel the chip lists."),
                         tr("Set software stack"));
     // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion).
     optionalBoolField(tf, tr("Loss"), "/workload/loss_fusion", tr("fused kernel"), tr("unfused (fp32 ops)"),

@@ -245,6 +245,26 @@ ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack
     return ring;
 }
 
+bool shardsHeadsOverContext(const Chip &chip, std::string_view stack)
+{
+    // DeepSpeed's sequence parallelism is Ulysses (Jacobs et al. 2023, arXiv 2309.14509), in both
+    // of its forms, counted at deepspeedai/DeepSpeed@edaa722: Megatron-DeepSpeed's
+    // DistributedAttention (deepspeed/sequence/layer.py) and the Hugging Face integration of
+    // Arctic Long Sequence Training (deepspeed/runtime/sequence_parallel/ulysses_sp.py,
+    // UlyssesSPAttentionHF). Before the attention core each of q, k and v goes through one
+    // all-to-all that trades a 1/N share of the tokens for a 1/N share of the heads (key/value
+    // heads repeated up to N where there are fewer); the core runs the ordinary local kernel on
+    // the whole sequence; one more all-to-all sends the output back. The backward runs the same
+    // four on the gradients (_SeqAllToAll / _DimZeroAllToAll backward). Each waits for its input:
+    // the overlap stream (sp_overlap_comm) is opt-in, off by default. DeepSpeed has no ring.
+    return !chip.isTpu() && stack == "deepspeed";
+}
+
+double attentionKernelLength(const Chip &chip, std::string_view stack, double seqLen, int context)
+{
+    return shardsHeadsOverContext(chip, stack) ? seqLen : seqLen / double(std::max(1, context));
+}
+
 bool tensorOverlapCoversBackward(std::string_view stack)
 {
     // torchtitan's async TP is PyTorch's micro-pipelined TP (torchtitan's --parallelism.

@@ -116,6 +116,16 @@ struct ContextParallelRing {
 /// the model prices) for stacks that run Transformer Engine's or XLA's, and on TPUs.
 ContextParallelRing contextParallelRing(const Chip &chip, std::string_view stack);
 
+/// Whether `stack` splits a sequence over its context ranks as DeepSpeed-Ulysses does: four
+/// all-to-alls a layer and pass move the queries, keys and values from a share of the tokens to a
+/// share of the heads and the attention output back, and each rank's attention kernel covers the
+/// whole sequence for its heads, instead of a ring passing key/value blocks between kernels.
+bool shardsHeadsOverContext(const Chip &chip, std::string_view stack);
+
+/// The sequence length one attention kernel call covers on a rank: the whole sequence where the
+/// stack shards heads over the context ranks (shardsHeadsOverContext), else one rank's block.
+double attentionKernelLength(const Chip &chip, std::string_view stack, double seqLen, int context);
+
 /// The share of the chip's matmul rate a serving stack's routed-expert matmuls run at: the
 /// chip's legacy_kernel_share where the stack's grouped-GEMM kernels for `compute` are built for
 /// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.

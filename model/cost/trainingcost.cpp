@@ -53,6 +53,10 @@ std::string overlapRule(const std::string &purpose)
         return "PyTorch's context parallelism gathers the keys and values once and waits for them at the second block, "
                "so only the first block's attention hides the gather; each block's fp32 key/value gradients are hidden "
                "by the next block's backward, and the last is waited for";
+    if (purpose.rfind("context heads", 0) == 0)
+        return "DeepSpeed-Ulysses' all-to-alls sit between the projections and the attention core that need their "
+               "output: nothing runs beside them, so all of each shows, in the forward, the recomputed forward and the "
+               "backward";
     if (purpose.rfind("context", 0) == 0)
         return "the ring passes keys and values while the attention core computes: only what outlasts it shows";
     if (purpose.rfind("fsdp", 0) == 0)
@@ -1201,8 +1205,8 @@ void TrainingCost::setKernelRates(bool ideal)
     // whole training step (flops_fraction / matmul_benchmark_fraction): the same clocks, the
     // same kernels competing with communication for the chip.
     const double peak16 = m_chip.peakFlops(DType::Bf16);
-    const double T = double(m_train.seqLen) / m_d.context;
     const double S = double(m_train.seqLen);
+    const double T = attentionKernelLength(m_chip, m_train.stack, S, m_d.context);
     m_attnFwdRate = peak16 * attentionKernelShare(found->second, m_model, T, S, false) * derate;
     m_attnBwdRate = peak16 * attentionKernelShare(found->second, m_model, T, S, true) * derate;
 }
@@ -1731,7 +1735,32 @@ std::optional<Error> TrainingCost::run()
     }
 
     // Context parallelism: ring attention passes keys and values around (overlapped with attention).
-    if (m_d.context > 1 && m_ring.gathersOnce && !m.mla) {
+    if (m_d.context > 1 && m_options.mode == CostMode::Achievable && shardsHeadsOverContext(m_chip, m_train.stack)) {
+        // Ulysses: q, k and v trade a share of the tokens for a share of the heads before the
+        // attention core, the output trades back after it, and the backward does the same to the
+        // gradients; each all-to-all waits for its input. Key/value heads fewer than the context
+        // ranks are repeated up to one per rank before they are sent (UlyssesSPAttentionHF).
+        // The layout copies around each all-to-all (O(tokens) bytes against the core's O(tokens x
+        // sequence) FLOPs) are not counted.
+        const auto spans = m_placement.of(Role::Context);
+        const auto [qkDim, vDim] = attentionHeadDims(m);
+        const double heads = m.heads / tp;
+        const double kvHeads = m.mla ? heads : std::max(std::max(1.0, m.kvHeads / tp), double(m_d.context));
+        const double inWidth = heads * qkDim + kvHeads * (qkDim + vDim);
+        const double outWidth = heads * vDim;
+        const double global = m_tokensMb * m_d.context * m_flowBytes; // a tensor's bytes over the group, per element
+        const double in = cost(CollectiveOp::AllToAll, spans, global * inWidth).time;
+        const double out = cost(CollectiveOp::AllToAll, spans, global * outWidth).time;
+        const double passes = 2.0 + contextRounds; // the forward, each recomputed forward, the backward
+        const double layersMb = double(stageLayers) * mb;
+        expose(exposed, passes * (in + out) * layersMb, "context_s", -1,
+               "DeepSpeed-Ulysses' all-to-alls of q, k, v and the attention output, each waited for (the next two "
+               "collectives)");
+        addCollective(CollectiveOp::AllToAll, "context heads: q, k and v (Ulysses)", Role::Context, spans,
+                      global * inWidth, passes * layersMb, passes * in * layersMb, in, 0.0, 0.0);
+        addCollective(CollectiveOp::AllToAll, "context heads: attention output (Ulysses)", Role::Context, spans,
+                      global * outWidth, passes * layersMb, passes * out * layersMb, out, 0.0, 0.0);
+    } else if (m_d.context > 1 && m_ring.gathersOnce && !m.mla) {
         // Keys and values gathered once per pass, hidden only by the first (diagonal) block's
         // attention; the key/value gradients (fp32) go to the next rank after every block of the
         // backward, each hidden by the next block, the last waited for after the loop.

@@ -65,8 +65,8 @@ std::pair<double, double> TrainingBound::attentionRates(int context) const
     const Chip &chip = m_plan.topology.chip();
     const double peak16 = chip.peakFlops(DType::Bf16);
     const double derate = chip.benchmarkDerating();
-    const double t = double(m_plan.training.seqLen) / context;
     const double s = double(m_plan.training.seqLen);
+    const double t = attentionKernelLength(chip, m_plan.training.stack, s, context);
     return {peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, s, false) * derate,
             peak16 * attentionKernelShare(*m_kernel, m_plan.model, t, s, true) * derate};
 }

@@ -964,6 +964,65 @@ private slots:
         QCOMPARE(book.bytes, achievable.bytes);
     }
 
+    // DeepSpeed's sequence parallelism (Ulysses; softwarestack.cpp) trades tokens for heads with
+    // all-to-alls instead of passing key/value blocks around a ring. The small A100 plan on 4
+    // context ranks (32k tokens, 8k a rank, 16 heads of 128, MHA): each rank's kernel runs the
+    // whole 32k sequence for 4 heads, at FlashAttention-2's share past its last point (16k: 0.606)
+    // where the ring's 8k blocks run at 0.583. Per layer and pass one all-to-all carries q, k and
+    // v (8192 tokens x 4 ranks x (2048 + 2 x 2048) x 2 bytes over the group) and one the output
+    // (8192 x 4 x 2048 x 2); each chip sends 3/16 of the group's array over NVLink at 0.8 x 300
+    // GB/s, after 2 x 3 us (log2 4 rounds): 320.57 us and 110.86 us. A forward and a backward on
+    // 4 layers: 8 of each, every one waited for.
+    void deepspeedUlyssesShardsHeadsOverContext()
+    {
+        const auto contextPlan = [](const std::string &stack) {
+            json p = kernelPlan("a100-80gb", stack);
+            p["hardware"]["topology"]["gpus_per_node"] = 4;
+            p["parallelism"]["context"] = 4;
+            p["workload"]["seq_len"] = 32768;
+            return p;
+        };
+        const Evaluation ulysses = run(contextPlan("deepspeed"), CostMode::Achievable);
+        const Evaluation ring = run(contextPlan("megatron"), CostMode::Achievable);
+        const auto rate = [](const Evaluation &e, const char *op) {
+            const OperationCost &o = operation(e, op);
+            return o.flops / o.timeS;
+        };
+        QVERIFY_NEAR(rate(ulysses, "attention core"), 312e12 * 0.606 * 0.62 / 0.869, 1e-3);
+        QVERIFY_NEAR(rate(ulysses, "attention core (backward)"), 312e12 * 0.606 * 0.62 / 0.869, 1e-3);
+        QVERIFY_NEAR(rate(ring, "attention core"), 312e12 * 0.583 * 0.62 / 0.869, 1e-3);
+        const auto find = [](const Evaluation &e, const std::string &purpose) -> const CollectiveUse * {
+            for (const CollectiveUse &c : e.collectives)
+                if (c.purpose == purpose)
+                    return &c;
+            return nullptr;
+        };
+        const CollectiveUse *in = find(ulysses, "context heads: q, k and v (Ulysses)");
+        const CollectiveUse *out = find(ulysses, "context heads: attention output (Ulysses)");
+        QVERIFY(in && out);
+        QCOMPARE(in->bytes, 8192.0 * 4 * (2048 + 2 * 2048) * 2);
+        QCOMPARE(out->bytes, 8192.0 * 4 * 2048 * 2);
+        QCOMPARE(in->countPerStep, std::int64_t(8));
+        QCOMPARE(out->countPerStep, std::int64_t(8));
+        QVERIFY_NEAR(in->timeS / 8.0, 8192.0 * 4 * 6144 * 2 * 3.0 / 16.0 / 240e9 + 6e-6, 1e-6);
+        QVERIFY_NEAR(out->timeS / 8.0, 8192.0 * 4 * 2048 * 2 * 3.0 / 16.0 / 240e9 + 6e-6, 1e-6);
+        QVERIFY_NEAR(in->exposedS, in->timeS, 1e-9);
+        QVERIFY_NEAR(out->exposedS, out->timeS, 1e-9);
+        QVERIFY(!find(ulysses, "context keys and values"));
+        // Full remat redoes the forward's all-to-alls once more: 12 of each.
+        json full = contextPlan("deepspeed");
+        full["workload"]["remat"] = "full";
+        QCOMPARE(find(run(full, CostMode::Achievable), "context heads: q, k and v (Ulysses)")->countPerStep, std::int64_t(12));
+        // Fewer key/value heads than context ranks are repeated up to one a rank before they go:
+        // 2 KV heads on 4 ranks send 4 heads' keys and values.
+        json gqa = contextPlan("deepspeed");
+        gqa["model"]["kv_heads"] = 2;
+        QCOMPARE(find(run(gqa, CostMode::Achievable), "context heads: q, k and v (Ulysses)")->bytes,
+                 8192.0 * 4 * (2048 + 2 * 4 * 128) * 2);
+        // The book's ideal model keeps its ring whatever the stack.
+        QCOMPARE(run(contextPlan("deepspeed")).step.time, run(contextPlan("megatron")).step.time);
+    }
+
     // The merges are what ring attention costs beyond its kernels when each rank's block is
     // short. zhuzilin/ring-flash-attention@01c8baf5 README.md measures its zigzag ring (the
     // same load balancing and the same fp32 log-sum-exp merge PyTorch adopted) on 8 x H800 with
