@@ -320,11 +320,11 @@ private slots:
         QCOMPARE(ideal.code, 0);
         QVERIFY2(ideal.out.find("none for --ideal: docs/validation.md's families score the achievable model") != std::string::npos,
                  ideal.out.c_str());
-        // No TPU v5p MoE serving run is on the page.
+        // No B200 serving run is on the page.
         const json unseen = {{"format", "meshplan/plan"},
                              {"version", 1},
                              {"model", "mixtral-8x7b"},
-                             {"hardware", {{"chip", "tpu-v5p"}, {"topology", {2, 2, 1}}}},
+                             {"hardware", {{"chip", "b200"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 4}}}}},
                              {"parallelism", {{"tensor", 4}}},
                              {"workload", {{"kind", "inference"}, {"batch", 8}, {"prompt_len", 128}, {"generate_len", 16}}}};
         QTemporaryDir dir;
