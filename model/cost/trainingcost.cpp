@@ -1756,10 +1756,12 @@ std::optional<Error> TrainingCost::run()
         expose(exposed, passes * (in + out) * layersMb, "context_s", -1,
                "DeepSpeed-Ulysses' all-to-alls of q, k, v and the attention output, each waited for (the next two "
                "collectives)");
+        // Their window on the roofline is the attention core they feed and drain, as the ring's.
+        const double coreFlops = dense.attnCoreFlops * m_tokensMb;
         addCollective(CollectiveOp::AllToAll, "context heads: q, k and v (Ulysses)", Role::Context, spans,
-                      global * inWidth, passes * layersMb, passes * in * layersMb, in, 0.0, 0.0);
+                      global * inWidth, passes * layersMb, passes * in * layersMb, in, coreFlops, attnCoreTime(dense));
         addCollective(CollectiveOp::AllToAll, "context heads: attention output (Ulysses)", Role::Context, spans,
-                      global * outWidth, passes * layersMb, passes * out * layersMb, out, 0.0, 0.0);
+                      global * outWidth, passes * layersMb, passes * out * layersMb, out, coreFlops, attnCoreTime(dense));
     } else if (m_d.context > 1 && m_ring.gathersOnce && !m.mla) {
         // Keys and values gathered once per pass, hidden only by the first (diagonal) block's
         // attention; the key/value gradients (fp32) go to the next rank after every block of the
