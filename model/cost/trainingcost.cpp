@@ -396,6 +396,17 @@ std::optional<Error> TrainingCost::validate()
     if (eightBitEmulated())
         warn("dtype-emulated", m_chip.id + " has no " + std::string(dtypeName(m_train.computeDtype))
                                    + " units: the matmuls run at its 16-bit rate and activations stay 16-bit");
+    if (m_d.context > 1 && shardsHeadsOverContext(m_chip, m_train.stack)) {
+        // UlyssesSPAttentionHF refuses a degree that does not divide the heads, or that the
+        // key/value heads and it do not divide one another (ulysses_sp.py at edaa722).
+        const int heads = m_model.heads / m_d.tensor;
+        const int kvHeads = std::max(1, m_model.kvHeads / m_d.tensor);
+        if (heads % m_d.context != 0 || (kvHeads % m_d.context != 0 && m_d.context % kvHeads != 0))
+            warn("ulysses-heads", "DeepSpeed's sequence parallelism splits the attention heads over the context ranks: "
+                                      + std::to_string(heads) + " heads and " + std::to_string(kvHeads)
+                                      + " key/value heads a tensor rank do not split over " + std::to_string(m_d.context)
+                                      + " (DeepSpeed refuses it); costed as if they did");
+    }
     if (m_train.globalBatch % batchShards != 0)
         warn("uneven-batch", std::to_string(m_train.globalBatch) + " sequences do not split evenly over "
                                  + std::to_string(batchShards) + " replicas; the busiest gets "
@@ -1734,7 +1745,8 @@ std::optional<Error> TrainingCost::run()
                       exposedA2a, each, expertFlops / 2.0, expertFlops / (m_peak * m_expertEfficiency) / 2.0, &dispatch);
     }
 
-    // Context parallelism: ring attention passes keys and values around (overlapped with attention).
+    // Context parallelism: Ulysses' all-to-alls over the heads (DeepSpeed), or a ring passing keys and
+    // values around, overlapped with the attention (PyTorch's, or Transformer Engine's and the book's).
     if (m_d.context > 1 && m_options.mode == CostMode::Achievable && shardsHeadsOverContext(m_chip, m_train.stack)) {
         // Ulysses: q, k and v trade a share of the tokens for a share of the heads before the
         // attention core, the output trades back after it, and the backward does the same to the

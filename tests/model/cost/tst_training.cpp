@@ -1017,8 +1017,18 @@ private slots:
         // 2 KV heads on 4 ranks send 4 heads' keys and values.
         json gqa = contextPlan("deepspeed");
         gqa["model"]["kv_heads"] = 2;
-        QCOMPARE(find(run(gqa, CostMode::Achievable), "context heads: q, k and v (Ulysses)")->bytes,
-                 8192.0 * 4 * (2048 + 2 * 4 * 128) * 2);
+        const Evaluation repeated = run(gqa, CostMode::Achievable);
+        QCOMPARE(find(repeated, "context heads: q, k and v (Ulysses)")->bytes, 8192.0 * 4 * (2048 + 2 * 4 * 128) * 2);
+        const auto warned = [](const Evaluation &e) {
+            return std::any_of(e.warnings.begin(), e.warnings.end(),
+                               [](const Warning &w) { return w.code == "ulysses-heads"; });
+        };
+        QVERIFY(!warned(ulysses) && !warned(repeated));
+        // 6 key/value heads (of 24) and 4 ranks do not divide one another: DeepSpeed refuses it, the
+        // model warns.
+        gqa["model"]["heads"] = 24;
+        gqa["model"]["kv_heads"] = 6;
+        QVERIFY(warned(run(gqa, CostMode::Achievable)));
         // The book's ideal model keeps its ring whatever the stack.
         QCOMPARE(run(contextPlan("deepspeed")).step.time, run(contextPlan("megatron")).step.time);
     }
