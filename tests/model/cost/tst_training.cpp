@@ -136,6 +136,23 @@ const OperationCost &operation(const Evaluation &e, const std::string &name)
     qFatal("no operation %s", name.c_str());
 }
 
+// An operation's FLOPs per second as the step runs it.
+double operationRate(const Evaluation &e, const std::string &name)
+{
+    const OperationCost &o = operation(e, name);
+    return o.flops / o.timeS;
+}
+
+// The small A100 kernel plan split over 4 context ranks on one node: 32k tokens, 8k a rank.
+json contextKernelPlan(const std::string &stack)
+{
+    json p = kernelPlan("a100-80gb", stack);
+    p["hardware"]["topology"]["gpus_per_node"] = 4;
+    p["parallelism"]["context"] = 4;
+    p["workload"]["seq_len"] = 32768;
+    return p;
+}
+
 #define QVERIFY_NEAR(got, want, rtol)                                                                                  \
     QVERIFY2(std::fabs((got) - (want)) <= (rtol) * std::fabs(want),                                                    \
              qPrintable(QStringLiteral("got %1, want %2").arg(got, 0, 'g', 8).arg(want, 0, 'g', 8)))
@@ -916,22 +933,11 @@ private slots:
     // Megatron's ring (Transformer Engine) runs the same kernel on A100 and merges in its epilogue.
     void torchtitanContextParallelMergesInEagerOps()
     {
-        const auto contextPlan = [](const std::string &stack) {
-            json p = kernelPlan("a100-80gb", stack);
-            p["hardware"]["topology"]["gpus_per_node"] = 4;
-            p["parallelism"]["context"] = 4;
-            p["workload"]["seq_len"] = 32768;
-            return p;
-        };
-        const Evaluation titan = run(contextPlan("torchtitan"), CostMode::Achievable);
-        const Evaluation megatron = run(contextPlan("megatron"), CostMode::Achievable);
-        const auto rate = [](const Evaluation &e, const char *op) {
-            const OperationCost &o = operation(e, op);
-            return o.flops / o.timeS;
-        };
-        QVERIFY_NEAR(rate(megatron, "attention core"), 312e12 * 0.583 * 0.62 / 0.869, 1e-3);
-        QVERIFY_NEAR(rate(titan, "attention core") / rate(megatron, "attention core"), 0.8470, 2e-4);
-        QVERIFY_NEAR(rate(titan, "attention core (backward)") / rate(megatron, "attention core (backward)"), 0.8902, 2e-4);
+        const Evaluation titan = run(contextKernelPlan("torchtitan"), CostMode::Achievable);
+        const Evaluation megatron = run(contextKernelPlan("megatron"), CostMode::Achievable);
+        QVERIFY_NEAR(operationRate(megatron, "attention core"), 312e12 * 0.583 * 0.62 / 0.869, 1e-3);
+        QVERIFY_NEAR(operationRate(titan, "attention core") / operationRate(megatron, "attention core"), 0.8470, 2e-4);
+        QVERIFY_NEAR(operationRate(titan, "attention core (backward)") / operationRate(megatron, "attention core (backward)"), 0.8902, 2e-4);
         // Keys and values are gathered once a pass (forward and backward); the fp32 key/value
         // gradients go to the next rank after each of the 4 blocks: 8192 tokens x 2 x 16 x 128 x 4
         // bytes, 4 x 4 layers a step, and at least the last of each layer's waits shows.
@@ -945,8 +951,8 @@ private slots:
         QVERIFY(gradients->exposedS >= 4.0 * gradients->timeS / 16.0 * (1.0 - 1e-9));
         // Without context parallelism, on other stacks and in the book's ideal model: no merges.
         json single = kernelPlan("a100-80gb", "torchtitan");
-        QCOMPARE(rate(run(single, CostMode::Achievable), "attention core"), 312e12 * 0.583 * 0.62 / 0.869);
-        QCOMPARE(run(contextPlan("torchtitan")).step.time, run(contextPlan("megatron")).step.time);
+        QCOMPARE(operationRate(run(single, CostMode::Achievable), "attention core"), 312e12 * 0.583 * 0.62 / 0.869);
+        QCOMPARE(run(contextKernelPlan("torchtitan")).step.time, run(contextKernelPlan("megatron")).step.time);
         // Transformer Engine's ring (megatron) keeps only its own block, so its backward passes
         // the keys and values once more beside their gradients: one more all-gather per layer (4
         // layers) than the book's ideal ring, of the same bytes (8192 tokens x 4 ranks x 2 x 16
@@ -958,7 +964,7 @@ private slots:
             qFatal("no context all-gather");
         };
         const CollectiveUse achievable = gather(megatron);
-        const CollectiveUse book = gather(run(contextPlan("megatron"), CostMode::Ideal));
+        const CollectiveUse book = gather(run(contextKernelPlan("megatron"), CostMode::Ideal));
         QCOMPARE(achievable.countPerStep - book.countPerStep, std::int64_t(4));
         QCOMPARE(achievable.bytes, 8192.0 * 4 * 2 * 16 * 128 * 2);
         QCOMPARE(book.bytes, achievable.bytes);
@@ -975,22 +981,11 @@ private slots:
     // 4 layers: 8 of each, every one waited for.
     void deepspeedUlyssesShardsHeadsOverContext()
     {
-        const auto contextPlan = [](const std::string &stack) {
-            json p = kernelPlan("a100-80gb", stack);
-            p["hardware"]["topology"]["gpus_per_node"] = 4;
-            p["parallelism"]["context"] = 4;
-            p["workload"]["seq_len"] = 32768;
-            return p;
-        };
-        const Evaluation ulysses = run(contextPlan("deepspeed"), CostMode::Achievable);
-        const Evaluation ring = run(contextPlan("megatron"), CostMode::Achievable);
-        const auto rate = [](const Evaluation &e, const char *op) {
-            const OperationCost &o = operation(e, op);
-            return o.flops / o.timeS;
-        };
-        QVERIFY_NEAR(rate(ulysses, "attention core"), 312e12 * 0.606 * 0.62 / 0.869, 1e-3);
-        QVERIFY_NEAR(rate(ulysses, "attention core (backward)"), 312e12 * 0.606 * 0.62 / 0.869, 1e-3);
-        QVERIFY_NEAR(rate(ring, "attention core"), 312e12 * 0.583 * 0.62 / 0.869, 1e-3);
+        const Evaluation ulysses = run(contextKernelPlan("deepspeed"), CostMode::Achievable);
+        const Evaluation ring = run(contextKernelPlan("megatron"), CostMode::Achievable);
+        QVERIFY_NEAR(operationRate(ulysses, "attention core"), 312e12 * 0.606 * 0.62 / 0.869, 1e-3);
+        QVERIFY_NEAR(operationRate(ulysses, "attention core (backward)"), 312e12 * 0.606 * 0.62 / 0.869, 1e-3);
+        QVERIFY_NEAR(operationRate(ring, "attention core"), 312e12 * 0.583 * 0.62 / 0.869, 1e-3);
         const auto find = [](const Evaluation &e, const std::string &purpose) -> const CollectiveUse * {
             for (const CollectiveUse &c : e.collectives)
                 if (c.purpose == purpose)
@@ -1010,12 +1005,12 @@ private slots:
         QVERIFY_NEAR(out->exposedS, out->timeS, 1e-9);
         QVERIFY(!find(ulysses, "context keys and values"));
         // Full remat redoes the forward's all-to-alls once more: 12 of each.
-        json full = contextPlan("deepspeed");
+        json full = contextKernelPlan("deepspeed");
         full["workload"]["remat"] = "full";
         QCOMPARE(find(run(full, CostMode::Achievable), "context heads: q, k and v (Ulysses)")->countPerStep, std::int64_t(12));
         // Fewer key/value heads than context ranks are repeated up to one a rank before they go:
         // 2 KV heads on 4 ranks send 4 heads' keys and values.
-        json gqa = contextPlan("deepspeed");
+        json gqa = contextKernelPlan("deepspeed");
         gqa["model"]["kv_heads"] = 2;
         const Evaluation repeated = run(gqa, CostMode::Achievable);
         QCOMPARE(find(repeated, "context heads: q, k and v (Ulysses)")->bytes, 8192.0 * 4 * (2048 + 2 * 4 * 128) * 2);
@@ -1030,7 +1025,7 @@ private slots:
         gqa["model"]["kv_heads"] = 6;
         QVERIFY(warned(run(gqa, CostMode::Achievable)));
         // The book's ideal model keeps its ring whatever the stack.
-        QCOMPARE(run(contextPlan("deepspeed")).step.time, run(contextPlan("megatron")).step.time);
+        QCOMPARE(run(contextKernelPlan("deepspeed")).step.time, run(contextKernelPlan("megatron")).step.time);
     }
 
     // The merges are what ring attention costs beyond its kernels when each rank's block is
