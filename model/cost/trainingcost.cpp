@@ -1757,7 +1757,7 @@ std::optional<Error> TrainingCost::run()
         const auto spans = m_placement.of(Role::Context);
         const auto [qkDim, vDim] = attentionHeadDims(m);
         const double heads = m.heads / tp;
-        const double kvHeads = m.mla ? heads : std::max(std::max(1.0, m.kvHeads / tp), double(m_d.context));
+        const double kvHeads = m.mla ? heads : std::max(ringKeyValueHeads(), double(m_d.context));
         const double inWidth = heads * qkDim + kvHeads * (qkDim + vDim);
         const double outWidth = heads * vDim;
         const double global = m_tokensMb * m_d.context * m_flowBytes; // a tensor's bytes over the group, per element
