@@ -201,6 +201,16 @@ PlanInspector::PlanInspector(QWidget *parent)
     parForm->addRow(tr("ZeRO stage"), zero);
     auto *sp = checkField(parBox, parForm, tr("Sequence parallel"), "/parallelism/sequence_parallel",
                           tr("Megatron sequence parallelism inside the tensor group."), tr("Sequence parallelism"), true);
+    // Whether the tensor-parallel collectives hide behind the matmuls (parallelism.tensor_overlap):
+    // the first entry removes the key, leaving it to the software stack.
+    auto *tensorOverlap = optionalBoolField(
+        parBox, parForm, tr("Tensor overlap"), "/parallelism/tensor_overlap", tr("overlapped"), tr("exposed"),
+        tr("Whether the tensor-parallel all-gathers and reduce-scatters run beside the matmuls they feed "
+           "(Transformer Engine's userbuffers: Megatron's --tp-comm-overlap, NeMo's tp_comm_overlap; torchtitan's "
+           "async TP hides the forward's only). The stack's default: with sequence parallelism, NeMo overlaps "
+           "layers wider than d_model 4096 and Megatron-Core on Hopper or later overlaps every width; the "
+           "others leave them exposed."),
+        tr("Set tensor overlap"));
     auto *schedule = choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",
                                   {QStringLiteral("gpipe"), QStringLiteral("1f1b"), QStringLiteral("interleaved-1f1b"),
                                    QStringLiteral("zero-bubble"), QStringLiteral("dualpipe")});
@@ -217,7 +227,8 @@ PlanInspector::PlanInspector(QWidget *parent)
                         tr("How routed tokens cross the network to their experts' ranks: a plain all-to-all sends every "
                            "routed copy (Megatron-LM's alltoall dispatcher, torchtitan, DeepSpeed); DeepEP and HybridEP "
                            "send a token once per node that holds one of its experts and forward it over NVLink. The "
-                           "stack's default: NeMo and a well-tuned stack deduplicate, the other frameworks do not. "
+                           "stack's default: NeMo, Megatron-Core on Hopper or later (DeepEP, as its MoE guide advises) and "
+                           "a well-tuned stack deduplicate, the other frameworks do not. "
                            "Mixture-of-experts models only."),
                         tr("Set expert dispatch"));
     auto *expertOverlap =
@@ -229,7 +240,7 @@ PlanInspector::PlanInspector(QWidget *parent)
                    tr("Expert overlap"), false);
     // Optimizer sharding, sequence parallelism, pipeline schedules and micro-batch overlap mean
     // nothing to serving.
-    m_trainingOnly = {zero, sp, schedule, microbatches, virtualStages, expertOverlap};
+    m_trainingOnly = {zero, sp, tensorOverlap, schedule, microbatches, virtualStages, expertOverlap};
     layout->addWidget(parBox);
 
     // Workload.
@@ -275,18 +286,19 @@ PlanInspector::PlanInspector(QWidget *parent)
                            "over the heads). Well-tuned: the fastest kernel the chip lists."),
                         tr("Set software stack"));
     // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion).
-    optionalBoolField(tf, tr("Loss"), "/workload/loss_fusion", tr("fused kernel"), tr("unfused (fp32 ops)"),
+    optionalBoolField(m_training, tf, tr("Loss"), "/workload/loss_fusion", tr("fused kernel"), tr("unfused (fp32 ops)"),
                       tr("How the softmax cross-entropy reads the logits: a fused kernel (Megatron's "
                          "--cross-entropy-loss-fusion with Transformer Engine, a compiled loss) moves about 6 bytes per "
                          "logit per step, the framework's unfused fp32 ops about 50. It matters for small models with "
                          "large vocabularies. XLA (TPUs, MaxText) fuses the loss whatever is chosen here."),
                       tr("Set loss kernel"));
     // torch.compile on or off (workload.compile).
-    optionalBoolField(tf, tr("torch.compile"), "/workload/compile", tr("compiled"), tr("eager"),
+    optionalBoolField(m_training, tf, tr("torch.compile"), "/workload/compile", tr("compiled"), tr("eager"),
                       tr("Whether torchtitan compiles its blocks: compiled, the norms, rotary embedding and activations "
-                         "run as fused kernels; eager (its default), each op upcasts to fp32 and makes its own trip "
-                         "through HBM, about three times the bytes. A compiled plan compiles its loss too. Other stacks "
-                         "are priced as they are whatever is chosen here."),
+                         "run as fused kernels; eager, each op upcasts to fp32 and makes its own trip through HBM, about "
+                         "three times the bytes. A compiled plan compiles its loss too. The stack's default: compiled "
+                         "for a Float8 plan on fp8 units (torchtitan's Float8 needs torch.compile to fuse its casts), "
+                         "eager otherwise. Other stacks are priced as they are whatever is chosen here."),
                       tr("Set torch.compile"));
     // The whole run (workload.train_tokens), in billions: the summary then gives days and cost
     // to train. "none" removes the key.
@@ -376,11 +388,11 @@ void PlanInspector::addField(QFormLayout *form, const QString &label, const std:
     m_fields.push_back({pointer, editor, std::move(show)});
 }
 
-void PlanInspector::optionalBoolField(QFormLayout *form, const QString &label, const std::string &pointer,
-                                      const QString &whenTrue, const QString &whenFalse, const QString &toolTip,
-                                      const QString &undoText)
+QComboBox *PlanInspector::optionalBoolField(QWidget *parent, QFormLayout *form, const QString &label,
+                                            const std::string &pointer, const QString &whenTrue,
+                                            const QString &whenFalse, const QString &toolTip, const QString &undoText)
 {
-    auto *combo = new QComboBox(m_training);
+    auto *combo = new QComboBox(parent);
     combo->addItem(tr("stack's default"));
     combo->addItem(whenTrue);
     combo->addItem(whenFalse);
@@ -389,6 +401,7 @@ void PlanInspector::optionalBoolField(QFormLayout *form, const QString &label, c
     connect(combo, &QComboBox::activated, this, [this, pointer, undoText](int index) {
         emit fieldEdited(undoText, pointer, index == 0 ? json() : json(index == 1), -1);
     });
+    return combo;
 }
 
 QCheckBox *PlanInspector::checkField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,

@@ -78,8 +78,9 @@ private:
     QComboBox *choiceEditor(const QString &label, const std::string &pointer, const QStringList &choices);
     /// An optional boolean key as a combo: "stack's default" (the key removed), then `whenTrue`
     /// and `whenFalse`; each choice is one undoable edit named `undoText`.
-    void optionalBoolField(QFormLayout *form, const QString &label, const std::string &pointer, const QString &whenTrue,
-                           const QString &whenFalse, const QString &toolTip, const QString &undoText);
+    QComboBox *optionalBoolField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,
+                                 const QString &whenTrue, const QString &whenFalse, const QString &toolTip,
+                                 const QString &undoText);
     /// A boolean key as a check box; each toggle is one undoable edit named `undoText`. Unchecked
     /// writes false when `writeFalse`, else removes the key (its default is false).
     QCheckBox *checkField(QWidget *parent, QFormLayout *form, const QString &label, const std::string &pointer,

@@ -85,6 +85,15 @@ constexpr double kTorchtitanCompiledTraffic = 0.74;
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
 constexpr double kNemoWidestWithoutOverlap = 4096.0;
 
+// Whether a Megatron plan on `chip` runs Megatron-Core's current recipes (Transformer Engine's
+// userbuffers, DeepEP) rather than the 2021-22 Megatron-LM of the published A100 runs. Both came
+// with Hopper: userbuffers in TE 0.8 (April 2023), DeepEP for SM90; a chip with fp8 units is
+// that generation or later.
+bool runsTransformerEngineRecipes(const Chip &chip)
+{
+    return !chip.isTpu() && chip.listedPeakFlops(DType::Fp8) > 0;
+}
+
 std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
     for (std::string_view name : preference)
@@ -138,10 +147,19 @@ double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &
     return allWork / (localWork / share(2.0 * double(model.slidingWindow->window)) + globalWork / global);
 }
 
-double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled)
+bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std::optional<bool> asked)
+{
+    // torchtitan@b5bcd76 torchtitan/components/quantization/float8.md: model_compile_enabled is
+    // set "when torch.compile is enabled for the model (required for competitive performance).
+    // torch.compile fuses the float8 scaling/casting kernels", and every Float8 row of its
+    // performance tables is compiled.
+    return asked.value_or(stack == "torchtitan" && chip.hasEightBitUnits(compute));
+}
+
+double elementwiseTrafficShare(std::string_view stack, bool compiled)
 {
     if (stack == "torchtitan")
-        return compiled.value_or(false) ? kTorchtitanCompiledTraffic : kTorchtitanEagerTraffic;
+        return compiled ? kTorchtitanCompiledTraffic : kTorchtitanEagerTraffic;
     // Composer/llm-foundry and DeepSpeed run PyTorch eagerly (llm-foundry's benchmark configs do
     // not compile): each norm, activation and residual add reads its input from HBM and writes its
     // output back.
@@ -154,14 +172,13 @@ double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compi
     return 0.5;
 }
 
-double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused,
-                         std::optional<bool> compiled)
+double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled)
 {
     if (chip.isTpu() || stack == "maxtext")
         return kLossBytesXla;
     // Unfused by default: Megatron-LM, Megatron-DeepSpeed and eager torchtitan.
     const bool unfusedByDefault = stack == "megatron" || stack == "deepspeed"
-                                  || (stack == "torchtitan" && !compiled.value_or(false));
+                                  || (stack == "torchtitan" && !compiled);
     if (fused.value_or(!unfusedByDefault))
         return kLossBytesFused;
     const bool megatronLoss = stack == "megatron" || stack == "deepspeed" || stack == "nemo";
@@ -183,12 +200,17 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     // (NVIDIA/NeMo nemo/collections/llm/recipes). So a NeMo plan overlaps past d_model 4096 and
     // not at or below it; NVIDIA's own small Nemotron recipes, which turn it on at every width,
     // are the exception a plan names with "tensor_overlap": true. Megatron-LM leaves it to a flag
-    // (--tp-comm-overlap), and the published Megatron-LM runs predate it; torchtitan's async TP
-    // is an opt-in flag too. With no stack named the plan decides: Meta's LLaMA-3 405B runs on
+    // (--tp-comm-overlap): its published A100 runs predate it, while Megatron-Core's published
+    // Hopper runs pass it at every width (the README's performance table; the MoE README's
+    // "General Performance Tips" list it among the flags for "almost all workloads",
+    // NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md). torchtitan's async TP is an
+    // opt-in flag. With no stack named the plan decides: Meta's LLaMA-3 405B runs on
     // 8,192 and 16,384 H100s (their own stack) come out 20-30% fast when their sequence-parallel
     // collectives are hidden. XLA on TPUs is left as the MaxText runs were calibrated.
     if (chip.isTpu() || tensor < 2 || !sequenceParallel)
         return false;
+    if (stack == "megatron")
+        return runsTransformerEngineRecipes(chip);
     return stack == "nemo" && dModel > kNemoWidestWithoutOverlap;
 }
 
@@ -309,17 +331,21 @@ double expertKernelShare(const Chip &chip, std::string_view stack, DType compute
     return 1.0;
 }
 
-bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked)
+bool deduplicatesExpertDispatch(const Chip &chip, std::string_view stack, ExpertDispatch asked)
 {
     if (asked != ExpertDispatch::Stack)
         return asked == ExpertDispatch::Deduplicated;
+    if (stack == "megatron")
+        return runsTransformerEngineRecipes(chip);
     // NeMo's Megatron-Bridge performance recipes run the flex dispatcher (DeepEP, or HybridEP) for
     // their MoE models (scripts/performance/configs/*/..._workload_base_configs.py,
     // moe_flex_dispatcher_backend); a recipe that sets moe_token_dispatcher_type "alltoall" says
     // so in its plan (NVIDIA-NeMo/Megatron-Bridge@17a381f). Megatron-LM's MoE guide runs
     // "alltoall" for standard EP > 1 setups and the flex dispatcher, which "removes redundant
     // tokens during cross-node communication", when asked (megatron/core/transformer/moe/README.md,
-    // its dispatcher table; NVIDIA/Megatron-LM@d98e8a6); torchtitan's comm_backend defaults to "standard",
+    // its dispatcher table; NVIDIA/Megatron-LM@d98e8a6), and its performance tips put
+    // "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep" first among the
+    // flags to enable: DeepEP needs Hopper, so a Megatron plan deduplicates from Hopper on; torchtitan's comm_backend defaults to "standard",
     // PyTorch's all_to_all_single (torchtitan/models/common/config_utils.py); DeepSpeed-MoE and
     // MegaBlocks (composer) call a plain all-to-all; MaxText's ragged all-to-all sends each copy.
     return stack.empty() || stack == "nemo";
@@ -352,7 +378,7 @@ ExpertDispatchWire expertDispatchWire(const Chip &chip, std::string_view stack, 
     wire.compactOut = computeBytes < flowBytes && (!achievable || dispatchesExpertTokensInFp8(stack));
     wire.bytes = wire.compactOut ? 0.5 * (computeBytes + flowBytes) : flowBytes;
     // A TPU's all-to-all runs over ICI and DCN with no forwarding step to save.
-    wire.deduplicated = achievable && !chip.isTpu() && deduplicatesExpertDispatch(stack, asked);
+    wire.deduplicated = achievable && !chip.isTpu() && deduplicatesExpertDispatch(chip, stack, asked);
     return wire;
 }
 

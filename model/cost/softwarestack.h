@@ -41,21 +41,25 @@ double kernelHeadDim(const ModelSpec &model);
 /// (causalAttendedKeys, with the window's edge tile).
 double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &model, double kernelLength,
                             double seqLen, bool backward);
+/// Whether torchtitan runs the plan's blocks compiled (torch.compile): `asked` is the plan's
+/// workload.compile; absent, compiled when its matmuls run in 8 bits on 8-bit units (torchtitan's
+/// Float8 converter needs torch.compile to fuse its scaling and casts, "required for competitive
+/// performance"), eager otherwise (its config's default).
+bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std::optional<bool> asked);
+
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;
 /// torchtitan's counted from its LLaMA block, eager (2.25: its norms and rotary embedding upcast
-/// to fp32 op by op) or compiled (0.74). `compiled` is the plan's workload.compile (absent: the
-/// stack's default, eager); only torchtitan reads it.
-double elementwiseTrafficShare(std::string_view stack, std::optional<bool> compiled);
+/// to fp32 op by op) or compiled (0.74). `compiled` is compilesBlocks(); only torchtitan reads it.
+double elementwiseTrafficShare(std::string_view stack, bool compiled);
 
 /// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
 /// forward and backward: the passes its loss kernels make over the [tokens, vocab / TP] logits.
 /// `fused` is the plan's workload.loss_fusion: a fused kernel, the framework's unfused ops, or
 /// (absent) what the stack does by default. XLA fuses it on TPUs and under MaxText whatever the
-/// plan says. A compiled torchtitan plan (`compiled`, workload.compile) compiles its loss too.
-double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused,
-                         std::optional<bool> compiled);
+/// plan says. A compiled torchtitan plan (`compiled`, compilesBlocks()) compiles its loss too.
+double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled);
 
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between
 /// the tensor-parallel matmuls whatever the plan's sequence_parallel says (MaxText's logical axis
@@ -66,9 +70,10 @@ bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack);
 
 /// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself
 /// (Transformer Engine's userbuffers in NeMo's recipes, which turn it on for layers wider than
-/// d_model 4096), for a plan with tensor degree `tensor`, sequence parallelism on or off and
-/// layer width `dModel`. A plan can always ask for the overlap (parallelism.tensor_overlap); this
-/// says where the stack does it unasked (NeMo only).
+/// d_model 4096, and Megatron-Core's performance runs on Hopper and later at every width), for a
+/// plan with tensor degree `tensor`, sequence parallelism on or off and layer width `dModel`. A
+/// plan's parallelism.tensor_overlap, true or false, decides over it; this says what the stack
+/// does when the plan does not say.
 bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel, double dModel);
 
 /// Whether a plan's collective matmuls (parallelism.tensor_overlap) hide the backward pass's
@@ -134,8 +139,9 @@ double expertKernelShare(const Chip &chip, std::string_view stack, DType compute
 /// Whether `stack`'s expert dispatch sends a token across the scale-out network once per node
 /// that holds one of its experts, forwarding it over NVLink there (DeepEP, HybridEP, DeepSeek-V3's
 /// own kernels), rather than once per routed copy as a plain all-to-all does. The plan's
-/// parallelism.expert_dispatch (`asked`) overrides it. A well-tuned stack (none named) does.
-bool deduplicatesExpertDispatch(std::string_view stack, ExpertDispatch asked);
+/// parallelism.expert_dispatch (`asked`) overrides it. A well-tuned stack (none named) does, as do
+/// NeMo and Megatron-Core on Hopper or later (DeepEP).
+bool deduplicatesExpertDispatch(const Chip &chip, std::string_view stack, ExpertDispatch asked);
 /// The same for a serving phase, whatever the stack: a prefill's dispatch does (DeepEP's normal
 /// kernels forward over NVLink), a decode's does not (its low-latency kernels send every copy
 /// straight to its expert's rank by RDMA), unless the plan's parallelism.expert_dispatch (`asked`)

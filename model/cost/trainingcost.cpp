@@ -165,16 +165,16 @@ public:
         m_options.mode = mode;
         // The book's ideal model: advertised peaks, no kernel overheads beyond the matmuls.
         const bool ideal = mode == CostMode::Ideal;
-        m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, plan.training.compile);
-        m_lossBytes = ideal ? 0.0
-                            : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion,
-                                                plan.training.compile);
+        const bool compiled =
+            compilesBlocks(m_chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
+        m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, compiled);
+        m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion, compiled);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
                              || (!ideal && m_d.tensor > 1 && shardsActivationsOverTensor(m_chip, plan.training.stack));
-        m_tensorOverlap = p.tensorOverlap
-                          || (!ideal && overlapsTensorCollectives(m_chip, plan.training.stack, m_d.tensor, p.sequenceParallel,
-                                                                   double(plan.model.dModel)));
+        m_tensorOverlap = p.tensorOverlap.value_or(
+            !ideal && overlapsTensorCollectives(m_chip, plan.training.stack, m_d.tensor, p.sequenceParallel,
+                                                double(plan.model.dModel)));
     }
 
     std::optional<Error> run();
@@ -912,7 +912,8 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
             + " + naive_passes * score_elements * tokens * flow_bytes / " + hbmRate() + " + cast_bytes / 3 * linear_inputs * tokens / "
             + hbmRate() + " + launch_s * kernels",
         {{"elementwise_traffic", m_elementwiseTraffic, "",
-          "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan, workload.compile); "
+          "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan, workload.compile, "
+          "compiled by default for a Float8 plan); "
           "0 in the ideal model"},
          {"elementwise_elements", c.elementwise, "", "intermediate elements per token: norms, q/k/v, attention output, MLP activations"},
          tokensValue,

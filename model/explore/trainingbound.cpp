@@ -45,7 +45,8 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     const ModelSpec &m = plan.model;
     if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack, plan.training.compile);
+    m_elementwiseTraffic = elementwiseTrafficShare(
+        plan.training.stack, compilesBlocks(chip, plan.training.stack, plan.training.computeDtype, plan.training.compile));
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
     if (eightBit && !chip.isTpu())
@@ -302,7 +303,10 @@ TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, 
     const double lossBytes = m_mode == CostMode::Ideal
                                  ? 0.0
                                  : lossBytesPerLogit(m_plan.topology.chip(), m_plan.training.stack,
-                                                     m_plan.training.lossFusion, m_plan.training.compile);
+                                                     m_plan.training.lossFusion,
+                                                     compilesBlocks(m_plan.topology.chip(), m_plan.training.stack,
+                                                                    m_plan.training.computeDtype,
+                                                                    m_plan.training.compile));
     const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16
                               + lossBytes * double(m.vocab) / tp * out.tokens / m_hbm;
     const auto stageTime = [&](int s) {
@@ -502,11 +506,11 @@ double TrainingBound::exposedCommunication(const TrainingShape &shape, const Lay
     const double moeLimit = layers.fewestMoe > 0 ? layerTimeLimit / layers.fewestMoe : kInfinity;
     exposed += shape.microbatches * (layers.fewestDense * fsdp(0, denseLimit) + layers.fewestMoe * fsdp(1, moeLimit));
     // A stack may overlap the tensor collectives by itself (NeMo's userbuffers), as a plan may ask.
-    const bool tensorOverlap = m_plan.parallelism.tensorOverlap
-                               || (m_mode == CostMode::Achievable
-                                   && overlapsTensorCollectives(m_plan.topology.chip(), m_plan.training.stack,
-                                                                shape.degrees[static_cast<std::size_t>(Role::Tensor)],
-                                                                shape.sequenceParallel, double(m.dModel)));
+    const bool tensorOverlap = m_plan.parallelism.tensorOverlap.value_or(
+        m_mode == CostMode::Achievable
+        && overlapsTensorCollectives(m_plan.topology.chip(), m_plan.training.stack,
+                                     shape.degrees[static_cast<std::size_t>(Role::Tensor)], shape.sequenceParallel,
+                                     double(m.dModel)));
     const double blocks = m.parallelBlock ? 1.0 : 2.0;
     const double tensorCollectives = blocks * (m.layers / pipeline) * shape.microbatches * times.tensor;
     if (!tensorOverlap) {

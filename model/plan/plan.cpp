@@ -214,7 +214,8 @@ ParallelismSpec readParallelism(const json &o)
     }
     p.zeroStage = static_cast<int>(jf::integerOr(o, "zero_stage", path, 0, 3, 0));
     p.sequenceParallel = jf::boolean(o, "sequence_parallel", path, false);
-    p.tensorOverlap = jf::boolean(o, "tensor_overlap", path, false);
+    if (jf::has(o, "tensor_overlap"))
+        p.tensorOverlap = jf::boolean(o, "tensor_overlap", path, false);
     p.expertOverlap = jf::boolean(o, "expert_overlap", path, false);
     const std::vector<std::pair<std::string, ExpertDispatch>> dispatches{{"all-to-all", ExpertDispatch::AllToAll},
                                                                          {"deduplicated", ExpertDispatch::Deduplicated}};
@@ -448,7 +449,7 @@ json planToJson(const Plan &plan)
     parallelism["zero_stage"] = p.zeroStage;
     parallelism["sequence_parallel"] = p.sequenceParallel;
     if (p.tensorOverlap)
-        parallelism["tensor_overlap"] = true;
+        parallelism["tensor_overlap"] = *p.tensorOverlap;
     if (p.expertOverlap)
         parallelism["expert_overlap"] = true;
     if (p.expertDispatch != ExpertDispatch::Stack)

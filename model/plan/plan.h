@@ -68,7 +68,9 @@ struct ParallelismSpec {
     std::map<Role, std::vector<std::string>> placement; ///< requested axes per role (may be empty)
     int zeroStage = 0;
     bool sequenceParallel = false;
-    bool tensorOverlap = false; ///< tensor-parallel collectives overlapped with matmuls (collective matmul)
+    /// Tensor-parallel collectives overlapped with matmuls (collective matmul); absent, what the
+    /// stack does by itself (overlapsTensorCollectives).
+    std::optional<bool> tensorOverlap;
     /// Expert all-to-alls overlapped with another micro-batch's computation (DualPipe implies it).
     bool expertOverlap = false;
     ExpertDispatch expertDispatch = ExpertDispatch::Stack;

@@ -341,9 +341,10 @@ private slots:
         QCOMPARE(doc().plan().parallelism.degree(Role::Tensor), 4);
     }
 
-    // The software stack is chosen in the inspector: it changes the attention kernel and so the
-    // step (on H100, Megatron's cuDNN kernel is slower than the well-tuned FlashAttention-3);
-    // "well-tuned" removes the key again; each choice is one undo step.
+    // The software stack is chosen in the inspector: it changes the attention kernel and the
+    // fusion, and so the step (on H100, Composer runs FlashAttention-2 and eager PyTorch, slower
+    // than the well-tuned FlashAttention-3 and fused kernels); "well-tuned" removes the key again;
+    // each choice is one undo step.
     void choosingTheSoftwareStack()
     {
         QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-405b-h100-16k.meshplan")));
@@ -352,18 +353,18 @@ private slots:
         QCOMPARE(stack->currentIndex(), 0);
         QVERIFY(!doc().json().at("workload").contains("stack"));
         const double tuned = doc().evaluation().value().step.time;
-        stack->setCurrentIndex(stack->findData(QStringLiteral("megatron")));
+        stack->setCurrentIndex(stack->findData(QStringLiteral("composer")));
         emit stack->activated(stack->currentIndex());
-        QCOMPARE(doc().json().at("workload").at("stack").get<std::string>(), std::string("megatron"));
-        QCOMPARE(doc().plan().training.stack, std::string("megatron"));
+        QCOMPARE(doc().json().at("workload").at("stack").get<std::string>(), std::string("composer"));
+        QCOMPARE(doc().plan().training.stack, std::string("composer"));
         QVERIFY(doc().evaluation().value().step.time > tuned);
         stack->setCurrentIndex(0);
         emit stack->activated(0);
         QVERIFY(!doc().json().at("workload").contains("stack"));
         QCOMPARE(doc().evaluation().value().step.time, tuned);
         doc().undoStack()->undo();
-        QCOMPARE(doc().plan().training.stack, std::string("megatron"));
-        QCOMPARE(stack->currentData().toString(), QStringLiteral("megatron"));
+        QCOMPARE(doc().plan().training.stack, std::string("composer"));
+        QCOMPARE(stack->currentData().toString(), QStringLiteral("composer"));
     }
 
     // The expert dispatch and overlap are chosen in the inspector: DeepSeek-V3 over 2048 H100s
@@ -402,6 +403,43 @@ private slots:
         QVERIFY(!window().inspector()->editorFor("/parallelism/expert_overlap")->isVisibleTo(window().inspector()));
     }
 
+    // The tensor overlap is chosen in the inspector: LLaMA-3 405B over 16,384 H100s (no stack:
+    // its sequence-parallel collectives exposed) gets faster with them overlapped, and Megatron
+    // on Hopper overlaps them by itself until the plan says "exposed"; "stack's default" removes
+    // the key; each choice is one undo step, and the field is a training field only.
+    void choosingTheTensorOverlap()
+    {
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/llama-3-405b-h100-16k.meshplan")));
+        auto *overlap = window().inspector()->findChild<QComboBox *>(QStringLiteral("/parallelism/tensor_overlap"));
+        QVERIFY(overlap);
+        QCOMPARE(overlap->currentIndex(), 0);
+        const double exposed = doc().evaluation().value().step.time;
+        overlap->setCurrentIndex(1);
+        emit overlap->activated(1);
+        QVERIFY(doc().json().at("parallelism").at("tensor_overlap") == json(true));
+        QCOMPARE(doc().plan().parallelism.tensorOverlap, std::optional<bool>(true));
+        const double hidden = doc().evaluation().value().step.time;
+        QVERIFY(hidden < exposed);
+        overlap->setCurrentIndex(0);
+        emit overlap->activated(0);
+        QVERIFY(!doc().json().at("parallelism").contains("tensor_overlap"));
+        QCOMPARE(doc().evaluation().value().step.time, exposed);
+        auto *stack = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/stack"));
+        stack->setCurrentIndex(stack->findData(QStringLiteral("megatron")));
+        emit stack->activated(stack->currentIndex());
+        const double megatron = doc().evaluation().value().step.time;
+        overlap->setCurrentIndex(2);
+        emit overlap->activated(2);
+        QVERIFY(doc().json().at("parallelism").at("tensor_overlap") == json(false));
+        QVERIFY(doc().evaluation().value().step.time > megatron);
+        doc().undoStack()->undo();
+        QVERIFY(!doc().json().at("parallelism").contains("tensor_overlap"));
+        QCOMPARE(overlap->currentIndex(), 0);
+        QCOMPARE(doc().evaluation().value().step.time, megatron);
+        QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/gemma-2-27b-h100x4-32k-serving.meshplan")));
+        QVERIFY(!window().inspector()->editorFor("/parallelism/tensor_overlap")->isVisibleTo(window().inspector()));
+    }
+
     // The loss kernel is chosen in the inspector too: "unfused" prices the fp32 ops on the last
     // stage, the busiest of DeepSeek-V3's 16 (its 129K-wide output layer), so the step grows by
     // about 4%; "stack's default" removes the key; each choice is one undo step.
@@ -426,9 +464,10 @@ private slots:
         QCOMPARE(loss->currentIndex(), 2);
     }
 
-    // torch.compile is chosen in the inspector: DeepSeek-V3 under torchtitan runs eager (the
-    // stack's default); "compiled" fuses its blocks' elementwise work, so the step shrinks;
-    // "stack's default" removes the key again; each choice is one undo step.
+    // torch.compile is chosen in the inspector: DeepSeek-V3's Float8 plan under torchtitan runs
+    // compiled (the stack's default for Float8); "eager" leaves its blocks' elementwise work
+    // unfused, so the step grows; "stack's default" removes the key again; each choice is one
+    // undo step.
     void choosingTorchCompile()
     {
         QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/deepseek-v3-h100-2048.meshplan")));
@@ -440,19 +479,19 @@ private slots:
         stack->setCurrentIndex(torchtitan);
         emit stack->activated(torchtitan);
         QCOMPARE(compile->currentIndex(), 0);
-        const double eager = doc().evaluation().value().step.time;
-        compile->setCurrentIndex(1);
-        emit compile->activated(1);
-        QVERIFY(doc().json().at("workload").at("compile") == json(true));
-        QCOMPARE(doc().plan().training.compile, std::optional<bool>(true));
-        QVERIFY(doc().evaluation().value().step.time < eager);
+        const double compiled = doc().evaluation().value().step.time;
+        compile->setCurrentIndex(2);
+        emit compile->activated(2);
+        QVERIFY(doc().json().at("workload").at("compile") == json(false));
+        QCOMPARE(doc().plan().training.compile, std::optional<bool>(false));
+        QVERIFY(doc().evaluation().value().step.time > compiled);
         compile->setCurrentIndex(0);
         emit compile->activated(0);
         QVERIFY(!doc().json().at("workload").contains("compile"));
-        QCOMPARE(doc().evaluation().value().step.time, eager);
+        QCOMPARE(doc().evaluation().value().step.time, compiled);
         doc().undoStack()->undo();
-        QCOMPARE(doc().plan().training.compile, std::optional<bool>(true));
-        QCOMPARE(compile->currentIndex(), 1);
+        QCOMPARE(doc().plan().training.compile, std::optional<bool>(false));
+        QCOMPARE(compile->currentIndex(), 2);
     }
 
     // A remat object ({"save": [...]}) has no entry among the named policies: the combo says

@@ -921,6 +921,30 @@ private slots:
         QCOMPARE(run(eager).step.time, run(compiled).step.time);
     }
 
+    // torchtitan's Float8 converter needs torch.compile to fuse its scaling and casts (its
+    // float8.md: "required for competitive performance"), so an fp8 torchtitan plan on 8-bit units
+    // is compiled unless it says otherwise: its blocks move 0.74 shares and its loss 6 bytes per
+    // logit. A bf16 plan, or fp8 on an A100 (no fp8 units: it runs as bf16), stays eager.
+    void torchtitanFloat8PlanIsCompiled()
+    {
+        json fp8 = kernelPlan("h100-sxm", "torchtitan", "fp8");
+        json compiled = fp8;
+        compiled["workload"]["compile"] = true;
+        json eager = fp8;
+        eager["workload"]["compile"] = false;
+        const double absent = run(fp8, CostMode::Achievable).step.time;
+        QCOMPARE(absent, run(compiled, CostMode::Achievable).step.time);
+        QVERIFY(run(eager, CostMode::Achievable).step.time > absent);
+        QVERIFY_NEAR(operation(run(fp8, CostMode::Achievable), "loss (softmax cross-entropy)").bytes, 6.0 * 8192 * 1024,
+                     1e-12);
+        for (const auto &[chip, dtype] : {std::pair{"h100-sxm", "bf16"}, std::pair{"a100-80gb", "fp8"}}) {
+            json plain = kernelPlan(chip, "torchtitan", dtype);
+            json asked = plain;
+            asked["workload"]["compile"] = false;
+            QCOMPARE(run(plain, CostMode::Achievable).step.time, run(asked, CostMode::Achievable).step.time);
+        }
+    }
+
     // torchtitan's context parallelism (PyTorch's) merges each block's output and sums each
     // block's gradients in eager fp32 ops beside the attention kernels (softwarestack.cpp, counted
     // from torch's _templated_ring_attention). Hand-counted for the small A100 plan on 4 context
@@ -1108,25 +1132,42 @@ private slots:
     }
 
     // NeMo's recipes overlap the sequence-parallel all-gathers and reduce-scatters with the
-    // matmuls (Transformer Engine userbuffers) for layers wider than d_model 4096; Megatron-LM
-    // does so only when asked, and without sequence parallelism neither does.
-    void nemoHidesSequenceParallelCollectives()
+    // matmuls (Transformer Engine userbuffers) for layers wider than d_model 4096; Megatron-Core
+    // on Hopper does at every width (its performance runs pass --tp-comm-overlap), the 2021-22
+    // Megatron-LM of the A100 runs does not, and without sequence parallelism neither does. A
+    // plan's tensor_overlap, true or false, decides over the stack.
+    void stackHidesSequenceParallelCollectives()
     {
         const auto [nemoExposed, nemoTotal] = exposedTensor(run(tensorPlan("nemo", true, 8192), CostMode::Achievable));
-        const auto [megatronExposed, megatronTotal] = exposedTensor(run(tensorPlan("megatron", true, 8192), CostMode::Achievable));
+        const auto [megatronExposed, megatronTotal] = exposedTensor(run(tensorPlan("megatron", true, 4096), CostMode::Achievable));
         const auto [plainExposed, plainTotal] = exposedTensor(run(tensorPlan("nemo", false, 8192), CostMode::Achievable));
         QVERIFY(nemoTotal > 0);
         QCOMPARE(nemoExposed, 0.0);
-        QCOMPARE(megatronExposed, megatronTotal);
+        QVERIFY(megatronTotal > 0);
+        QCOMPARE(megatronExposed, 0.0);
         QCOMPARE(plainExposed, plainTotal);
+        json a100 = tensorPlan("megatron", true, 8192);
+        a100["hardware"]["chip"] = "a100-80gb";
+        const auto [a100Exposed, a100Total] = exposedTensor(run(a100, CostMode::Achievable));
+        QVERIFY(a100Total > 0);
+        QCOMPARE(a100Exposed, a100Total);
         // NeMo's 7B/8B-class recipes (d_model 4096) leave the overlap off (tp_comm_overlap=False):
-        // their collectives stay exposed, as under Megatron-LM, unless the plan asks for it.
+        // their collectives stay exposed unless the plan asks for it.
         const auto [smallExposed, smallTotal] = exposedTensor(run(tensorPlan("nemo", true, 4096), CostMode::Achievable));
         QVERIFY(smallTotal > 0);
         QCOMPARE(smallExposed, smallTotal);
         json asked = tensorPlan("nemo", true, 4096);
         asked["parallelism"]["tensor_overlap"] = true;
         QCOMPARE(exposedTensor(run(asked, CostMode::Achievable)).first, 0.0);
+        for (const char *stack : {"nemo", "megatron"}) {
+            json refused = tensorPlan(stack, true, 8192);
+            refused["parallelism"]["tensor_overlap"] = false;
+            const auto [exposed, total] = exposedTensor(run(refused, CostMode::Achievable));
+            QVERIFY(total > 0);
+            QCOMPARE(exposed, total);
+            const json saved = planToJson(planFromJson(refused, ChipCatalog::builtin(), ModelCatalog::builtin()).value());
+            QVERIFY(saved["parallelism"]["tensor_overlap"] == json(false));
+        }
     }
 
     // torchtitan's async TP rewrites the forward graph's all-gather -> matmul and matmul ->
@@ -1311,12 +1352,21 @@ private slots:
         const double network = 400e9 * 4.0 / 8.0 * 0.8;
 
         const Evaluation tuned = run(p, CostMode::Achievable); // no stack: fp8 out, deduplicated
-        p["workload"]["stack"] = "megatron";                   // bf16, all-to-all
+        p["workload"]["stack"] = "megatron";
+        p["parallelism"]["expert_dispatch"] = "all-to-all";    // bf16, Megatron's alltoall dispatcher
         const Evaluation megatron = run(p, CostMode::Achievable);
         const Evaluation megatronIdeal = run(p, CostMode::Ideal);
         p["parallelism"]["expert_dispatch"] = "deduplicated";  // bf16, as DeepEP sends it
         const Evaluation deepep = run(p, CostMode::Achievable);
         const Evaluation deepepIdeal = run(p, CostMode::Ideal);
+        p["parallelism"].erase("expert_dispatch");             // Megatron-Core on Hopper: DeepEP (flex)
+        const Evaluation megatronHopper = run(p, CostMode::Achievable);
+        p["hardware"]["chip"] = "a100-80gb";                   // before DeepEP: the alltoall dispatcher
+        const Evaluation megatronAmpere = run(p, CostMode::Achievable);
+        p["parallelism"]["expert_dispatch"] = "all-to-all";
+        const Evaluation megatronAmperePlain = run(p, CostMode::Achievable);
+        p["hardware"]["chip"] = "h100-sxm";
+        p["parallelism"].erase("expert_dispatch");
         p["workload"]["stack"] = "nemo";
         p["parallelism"].erase("expert_dispatch");             // NeMo's recipes: bf16, deduplicated
         const Evaluation nemo = run(p, CostMode::Achievable);
@@ -1330,6 +1380,9 @@ private slots:
         // The network term binds here: a quarter of the bf16 copies' bytes is the difference.
         QVERIFY_NEAR(each(megatron) - each(deepep), 0.25 * 2.0 * elements / 4.0 / network, 1e-12);
         QVERIFY_NEAR(each(nemo), each(deepep), 1e-15);
+        QVERIFY_NEAR(each(megatronHopper), each(deepep), 1e-15);
+        QVERIFY_NEAR(each(megatronAmpere), each(megatronAmperePlain), 1e-15);
+        QVERIFY(each(megatronAmpere) > each(megatronHopper));
         QVERIFY_NEAR(each(nemoPlain), each(megatron), 1e-15);
         QVERIFY_NEAR(each(megatron) - each(tuned), (2.0 - 0.75 * 1.5) * elements / 4.0 / network, 1e-12);
         QVERIFY(megatron.step.time > deepep.step.time);
