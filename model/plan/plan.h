@@ -105,7 +105,8 @@ struct TrainingSpec {
     /// as the framework's unfused fp32 ops (false); absent, what the stack does by default.
     std::optional<bool> lossFusion;
     /// workload.compile: whether torchtitan compiles its blocks (torch.compile) or runs them
-    /// eagerly; absent, its default (eager). Only torchtitan reads it.
+    /// eagerly; absent, the stack's default (compilesBlocks: compiled for Float8 on fp8 units, else eager).
+    /// Only torchtitan reads it.
     std::optional<bool> compile;
 };
 
