@@ -283,7 +283,9 @@ PlanInspector::PlanInspector(QWidget *parent)
                         tr("The software that runs the plan: it chooses the attention kernel (cuDNN, FlashAttention-2 "
                            "or -3), how much elementwise work is fused and how context parallelism splits a sequence "
                            "(a ring of key/value blocks; PyTorch's for torchtitan; for deepspeed, Ulysses' all-to-alls "
-                           "over the heads). Well-tuned: the fastest kernel the chip lists."),
+                           "over the heads), and it sets the defaults of the tensor overlap, the expert dispatch and "
+                           "torch.compile. Well-tuned: the fastest kernel the chip lists; it overlaps tensor "
+                           "collectives only when the plan asks."),
                         tr("Set software stack"));
     // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion).
     optionalBoolField(m_training, tf, tr("Loss"), "/workload/loss_fusion", tr("fused kernel"), tr("unfused (fp32 ops)"),

@@ -87,8 +87,9 @@ constexpr double kNemoWidestWithoutOverlap = 4096.0;
 
 // Whether a Megatron plan on `chip` runs Megatron-Core's current recipes (Transformer Engine's
 // userbuffers, DeepEP) rather than the 2021-22 Megatron-LM of the published A100 runs. Both came
-// with Hopper: userbuffers in TE 0.8 (April 2023), DeepEP for SM90; a chip with fp8 units is
-// that generation or later.
+// with Hopper: userbuffers in TE 0.8 (April 2023), DeepEP for SM90; a GPU with fp8 units is
+// taken as an NVIDIA part of that generation or later (an inline chip of another vendor's with
+// fp8 would be read so too).
 bool runsTransformerEngineRecipes(const Chip &chip)
 {
     return !chip.isTpu() && chip.listedPeakFlops(DType::Fp8) > 0;
@@ -153,7 +154,7 @@ bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std
     // set "when torch.compile is enabled for the model (required for competitive performance).
     // torch.compile fuses the float8 scaling/casting kernels", and every Float8 row of its
     // performance tables is compiled.
-    return asked.value_or(stack == "torchtitan" && chip.hasEightBitUnits(compute));
+    return asked.value_or(stack == "torchtitan" && compute == DType::Fp8 && chip.hasEightBitUnits(compute));
 }
 
 double elementwiseTrafficShare(std::string_view stack, bool compiled)
@@ -204,7 +205,7 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     // Hopper runs pass it at every width (the README's performance table; the MoE README's
     // "General Performance Tips" list it among the flags for "almost all workloads",
     // NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md). torchtitan's async TP is an
-    // opt-in flag. With no stack named the plan decides: Meta's LLaMA-3 405B runs on
+    // opt-in flag. With no stack named only the plan's tensor_overlap overlaps them: Meta's LLaMA-3 405B runs on
     // 8,192 and 16,384 H100s (their own stack) come out 20-30% fast when their sequence-parallel
     // collectives are hidden. XLA on TPUs is left as the MaxText runs were calibrated.
     if (chip.isTpu() || tensor < 2 || !sequenceParallel)

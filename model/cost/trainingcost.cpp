@@ -210,8 +210,9 @@ private:
     /// Chooses the attention kernel and the rates of its passes (and the fp8 recipe's bf16 parts).
     void setKernelRates(bool ideal);
     void chargeContextRingTraffic();
-    /// Key/value heads a chip's context-parallel ring carries: its KV heads, or every query head
-    /// where the stack repeats them before the attention call.
+    /// Key/value heads a chip's context-parallel exchange carries (a ring's blocks, or Ulysses'
+    /// all-to-alls before their repetition to the context degree): its KV heads, or every query
+    /// head where the stack repeats them before the attention call.
     double ringKeyValueHeads() const
     {
         return m_ring.expandsKeyValueHeads ? m_model.heads / double(m_d.tensor)

@@ -924,7 +924,7 @@ private slots:
     // torchtitan's Float8 converter needs torch.compile to fuse its scaling and casts (its
     // float8.md: "required for competitive performance"), so an fp8 torchtitan plan on 8-bit units
     // is compiled unless it says otherwise: its blocks move 0.74 shares and its loss 6 bytes per
-    // logit. A bf16 plan, or fp8 on an A100 (no fp8 units: it runs as bf16), stays eager.
+    // logit. A bf16 or int8 plan, or fp8 on an A100 (no fp8 units: it runs as bf16), stays eager.
     void torchtitanFloat8PlanIsCompiled()
     {
         json fp8 = kernelPlan("h100-sxm", "torchtitan", "fp8");
@@ -937,7 +937,8 @@ private slots:
         QVERIFY(run(eager, CostMode::Achievable).step.time > absent);
         QVERIFY_NEAR(operation(run(fp8, CostMode::Achievable), "loss (softmax cross-entropy)").bytes, 6.0 * 8192 * 1024,
                      1e-12);
-        for (const auto &[chip, dtype] : {std::pair{"h100-sxm", "bf16"}, std::pair{"a100-80gb", "fp8"}}) {
+        for (const auto &[chip, dtype] :
+             {std::pair{"h100-sxm", "bf16"}, std::pair{"a100-80gb", "fp8"}, std::pair{"h100-sxm", "int8"}}) {
             json plain = kernelPlan(chip, "torchtitan", dtype);
             json asked = plain;
             asked["workload"]["compile"] = false;
@@ -1366,7 +1367,6 @@ private slots:
         p["parallelism"]["expert_dispatch"] = "all-to-all";
         const Evaluation megatronAmperePlain = run(p, CostMode::Achievable);
         p["hardware"]["chip"] = "h100-sxm";
-        p["parallelism"].erase("expert_dispatch");
         p["workload"]["stack"] = "nemo";
         p["parallelism"].erase("expert_dispatch");             // NeMo's recipes: bf16, deduplicated
         const Evaluation nemo = run(p, CostMode::Achievable);
@@ -1382,7 +1382,6 @@ private slots:
         QVERIFY_NEAR(each(nemo), each(deepep), 1e-15);
         QVERIFY_NEAR(each(megatronHopper), each(deepep), 1e-15);
         QVERIFY_NEAR(each(megatronAmpere), each(megatronAmperePlain), 1e-15);
-        QVERIFY(each(megatronAmpere) > each(megatronHopper));
         QVERIFY_NEAR(each(nemoPlain), each(megatron), 1e-15);
         QVERIFY_NEAR(each(megatron) - each(tuned), (2.0 - 0.75 * 1.5) * elements / 4.0 / network, 1e-12);
         QVERIFY(megatron.step.time > deepep.step.time);

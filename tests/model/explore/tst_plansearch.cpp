@@ -357,9 +357,10 @@ void TestPlanSearch::boundsBelowEvaluation_data()
     if (!kSanitized) {
         for (const char *dispatch : {"", "deduplicated"}) {
             json moe = trainingPlan(tinyMoe(), smallGpu(2, 4), 16, 2048, "fp8");
-            if (std::string(dispatch).empty())
+            if (std::string(dispatch).empty()) {
                 moe["workload"]["stack"] = "megatron";
-            else
+                moe["parallelism"]["expert_dispatch"] = "all-to-all"; // Megatron's alltoall dispatcher
+            } else
                 moe["parallelism"]["expert_dispatch"] = dispatch;
             QTest::newRow((std::string("moe fp8, 2 x 4 GPUs, dispatch ") + (*dispatch ? dispatch : "megatron")).c_str())
                 << QByteArray::fromStdString(moe.dump()) << 0;
