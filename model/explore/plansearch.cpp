@@ -833,7 +833,8 @@ Expected<SearchOutcome> searchServing(const Plan &plan, const SearchOptions &opt
                     continue;
                 const auto data = static_cast<int>(chips / tensor / expert);
                 p.parallelism = ParallelismSpec{};
-                p.parallelism.tensorOverlap = plan.parallelism.tensorOverlap;
+                // The dispatch is a serving choice (the cost reads it); keep what the plan asked.
+                p.parallelism.expertDispatch = plan.parallelism.expertDispatch;
                 p.parallelism.degrees[idx(Role::Data)] = data;
                 p.parallelism.degrees[idx(Role::Tensor)] = tensor;
                 p.parallelism.degrees[idx(Role::Expert)] = expert;

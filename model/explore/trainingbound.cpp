@@ -45,8 +45,9 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     const ModelSpec &m = plan.model;
     if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    m_elementwiseTraffic = elementwiseTrafficShare(
-        plan.training.stack, compilesBlocks(chip, plan.training.stack, plan.training.computeDtype, plan.training.compile));
+    const bool compiled = compilesBlocks(chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
+    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack, compiled);
+    m_lossBytes = lossBytesPerLogit(chip, plan.training.stack, plan.training.lossFusion, compiled);
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
     if (eightBit && !chip.isTpu())
@@ -300,15 +301,8 @@ TrainingBound::Microbatch TrainingBound::microbatch(const TrainingShape &shape, 
     const double sparseTime = out.sparseForward + out.sparseBackward;
     // The logits matmul at the 16-bit rate (no shape factors: they only slow it), and the loss
     // streaming the logits through HBM as the stack's kernels do.
-    const double lossBytes = m_mode == CostMode::Ideal
-                                 ? 0.0
-                                 : lossBytesPerLogit(m_plan.topology.chip(), m_plan.training.stack,
-                                                     m_plan.training.lossFusion,
-                                                     compilesBlocks(m_plan.topology.chip(), m_plan.training.stack,
-                                                                    m_plan.training.computeDtype,
-                                                                    m_plan.training.compile));
     const double logitsTime = 3.0 * 2.0 * double(m.vocab * m.dModel) / tp * out.tokens / m_peak16
-                              + lossBytes * double(m.vocab) / tp * out.tokens / m_hbm;
+                              + m_lossBytes * double(m.vocab) / tp * out.tokens / m_hbm;
     const auto stageTime = [&](int s) {
         const int moe = moeLayersOnStage(s, pipeline);
         return (layersOnStage(s, pipeline) - moe) * denseTime + moe * sparseTime + (s == pipeline - 1 ? logitsTime : 0.0);

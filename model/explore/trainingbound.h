@@ -150,6 +150,7 @@ private:
     double m_hbm = 0;
     double m_expertEfficiency = 1;
     double m_elementwiseTraffic = 0;
+    double m_lossBytes = 0; ///< bytes the loss streams per logit (0 in the ideal mode)
     double m_naivePasses = 0;
     double m_castBytes = 0;
     double m_attnBackwardFactor = 2;

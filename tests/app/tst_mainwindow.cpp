@@ -58,6 +58,22 @@ using nlohmann::json;
 
 namespace {
 
+/// Picks entry `index` of an inspector combo as a user would (an activated item, not a
+/// programmatic change, is what commits an edit).
+void choose(QComboBox *combo, int index)
+{
+    combo->setCurrentIndex(index);
+    emit combo->activated(index);
+}
+
+/// Picks the entry whose data is `value`.
+void choose(QComboBox *combo, const QString &value)
+{
+    const int index = combo->findData(value);
+    QVERIFY2(index >= 0, qPrintable(value));
+    choose(combo, index);
+}
+
 /// The canvas's visible text items with their height on screen in pixels.
 QList<QPair<QString, double>> canvasTexts(meshplan::views::MeshCanvas *canvas)
 {
@@ -353,13 +369,11 @@ private slots:
         QCOMPARE(stack->currentIndex(), 0);
         QVERIFY(!doc().json().at("workload").contains("stack"));
         const double tuned = doc().evaluation().value().step.time;
-        stack->setCurrentIndex(stack->findData(QStringLiteral("composer")));
-        emit stack->activated(stack->currentIndex());
+        choose(stack, QStringLiteral("composer"));
         QCOMPARE(doc().json().at("workload").at("stack").get<std::string>(), std::string("composer"));
         QCOMPARE(doc().plan().training.stack, std::string("composer"));
         QVERIFY(doc().evaluation().value().step.time > tuned);
-        stack->setCurrentIndex(0);
-        emit stack->activated(0);
+        choose(stack, 0);
         QVERIFY(!doc().json().at("workload").contains("stack"));
         QCOMPARE(doc().evaluation().value().step.time, tuned);
         doc().undoStack()->undo();
@@ -380,8 +394,7 @@ private slots:
         QCOMPARE(dispatch->currentIndex(), 0);
         QVERIFY(!overlap->isChecked());
         const double tuned = doc().evaluation().value().step.time;
-        dispatch->setCurrentIndex(dispatch->findData(QStringLiteral("all-to-all")));
-        emit dispatch->activated(dispatch->currentIndex());
+        choose(dispatch, QStringLiteral("all-to-all"));
         QCOMPARE(doc().json().at("parallelism").at("expert_dispatch").get<std::string>(), std::string("all-to-all"));
         QVERIFY(doc().plan().parallelism.expertDispatch == meshplan::model::ExpertDispatch::AllToAll);
         const double plain = doc().evaluation().value().step.time;
@@ -391,8 +404,7 @@ private slots:
         QVERIFY(doc().evaluation().value().step.time < plain);
         overlap->setChecked(false);
         QVERIFY(!doc().json().at("parallelism").contains("expert_overlap"));
-        dispatch->setCurrentIndex(0);
-        emit dispatch->activated(0);
+        choose(dispatch, 0);
         QVERIFY(!doc().json().at("parallelism").contains("expert_dispatch"));
         QCOMPARE(doc().evaluation().value().step.time, tuned);
         doc().undoStack()->undo();
@@ -414,22 +426,18 @@ private slots:
         QVERIFY(overlap);
         QCOMPARE(overlap->currentIndex(), 0);
         const double exposed = doc().evaluation().value().step.time;
-        overlap->setCurrentIndex(1);
-        emit overlap->activated(1);
+        choose(overlap, 1);
         QVERIFY(doc().json().at("parallelism").at("tensor_overlap") == json(true));
         QCOMPARE(doc().plan().parallelism.tensorOverlap, std::optional<bool>(true));
         const double hidden = doc().evaluation().value().step.time;
         QVERIFY(hidden < exposed);
-        overlap->setCurrentIndex(0);
-        emit overlap->activated(0);
+        choose(overlap, 0);
         QVERIFY(!doc().json().at("parallelism").contains("tensor_overlap"));
         QCOMPARE(doc().evaluation().value().step.time, exposed);
         auto *stack = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/stack"));
-        stack->setCurrentIndex(stack->findData(QStringLiteral("megatron")));
-        emit stack->activated(stack->currentIndex());
+        choose(stack, QStringLiteral("megatron"));
         const double megatron = doc().evaluation().value().step.time;
-        overlap->setCurrentIndex(2);
-        emit overlap->activated(2);
+        choose(overlap, 2);
         QVERIFY(doc().json().at("parallelism").at("tensor_overlap") == json(false));
         QVERIFY(doc().evaluation().value().step.time > megatron);
         doc().undoStack()->undo();
@@ -450,13 +458,11 @@ private slots:
         QVERIFY(loss);
         QCOMPARE(loss->currentIndex(), 0);
         const double tuned = doc().evaluation().value().step.time;
-        loss->setCurrentIndex(2);
-        emit loss->activated(2);
+        choose(loss, 2);
         QVERIFY(doc().json().at("workload").at("loss_fusion") == json(false));
         QCOMPARE(doc().plan().training.lossFusion, std::optional<bool>(false));
         QVERIFY(doc().evaluation().value().step.time > 1.03 * tuned);
-        loss->setCurrentIndex(0);
-        emit loss->activated(0);
+        choose(loss, 0);
         QVERIFY(!doc().json().at("workload").contains("loss_fusion"));
         QCOMPARE(doc().evaluation().value().step.time, tuned);
         doc().undoStack()->undo();
@@ -476,17 +482,14 @@ private slots:
         QVERIFY(stack && compile);
         const int torchtitan = stack->findData(QStringLiteral("torchtitan"));
         QVERIFY(torchtitan > 0);
-        stack->setCurrentIndex(torchtitan);
-        emit stack->activated(torchtitan);
+        choose(stack, torchtitan);
         QCOMPARE(compile->currentIndex(), 0);
         const double compiled = doc().evaluation().value().step.time;
-        compile->setCurrentIndex(2);
-        emit compile->activated(2);
+        choose(compile, 2);
         QVERIFY(doc().json().at("workload").at("compile") == json(false));
         QCOMPARE(doc().plan().training.compile, std::optional<bool>(false));
         QVERIFY(doc().evaluation().value().step.time > compiled);
-        compile->setCurrentIndex(0);
-        emit compile->activated(0);
+        choose(compile, 0);
         QVERIFY(!doc().json().at("workload").contains("compile"));
         QCOMPARE(doc().evaluation().value().step.time, compiled);
         doc().undoStack()->undo();
@@ -527,8 +530,7 @@ private slots:
             if (c->findData(QStringLiteral("tpu-v5e")) >= 0)
                 chip = c;
         QVERIFY(combo && chip);
-        chip->setCurrentIndex(chip->findData(QStringLiteral("tpu-v5e")));
-        emit chip->activated(chip->currentIndex());
+        choose(chip, QStringLiteral("tpu-v5e"));
         QCOMPARE(doc().plan().topology.chipCount(), 8192);
         QCOMPARE(doc().plan().topology.describe(), std::string("16x16, 32 slices"));
         doc().undoStack()->undo();

@@ -221,6 +221,7 @@ private slots:
     void cancelStopsPromptly();
     void printedPlansEvaluateToTheirResults();
     void servingCostBeatsCheapest();
+    void servingSearchKeepsTheExpertDispatch();
     void errorsNameTheOption();
 };
 
@@ -562,6 +563,36 @@ void TestPlanSearch::servingCostBeatsCheapest()
         QVERIFY(t.pareto[i - 1].evaluation.inference->decodeStepS < t.pareto[i].evaluation.inference->decodeStepS);
         QVERIFY(perChip(t.pareto[i - 1].evaluation) < perChip(t.pareto[i].evaluation));
     }
+}
+
+void TestPlanSearch::servingSearchKeepsTheExpertDispatch()
+{
+    // The serving cost reads the dispatch (the default deduplicates in prefill only), so the
+    // candidates must keep the one the plan asked for.
+    // Two H100 nodes: deduplicating saves bytes only on the links between nodes.
+    Plan plan = parse(json::parse(R"({"format": "meshplan/plan", "version": 1, "model": "qwen3-30b-a3b",
+        "hardware": {"chip": "h100-sxm", "topology": {"nodes": 2, "gpus_per_node": 8}},
+        "parallelism": {"data": 16, "expert_dispatch": "all-to-all"},
+        "workload": {"kind": "inference", "batch": 16, "prompt_len": 2048, "generate_len": 512}})"));
+    QCOMPARE(plan.parallelism.expertDispatch, ExpertDispatch::AllToAll);
+    SearchOptions options;
+    options.objective = SearchObjective::Cost;
+    options.maxChips = 16;
+    options.top = 1000; // every candidate that fits
+    const auto o = searchPlans(plan, options).value();
+    QVERIFY(!o.results.empty());
+    int expertParallel = 0;
+    for (const SearchCandidate &c : o.results) {
+        QCOMPARE(c.plan.parallelism.expertDispatch, ExpertDispatch::AllToAll);
+        if (c.plan.parallelism.degree(Role::Expert) <= 8)
+            continue;
+        ++expertParallel;
+        // The same layout with the stack's dispatch: prefill sends each token once per other node.
+        Plan stack = c.plan;
+        stack.parallelism.expertDispatch = ExpertDispatch::Stack;
+        QVERIFY(evaluate(stack)->inference->prefillS < c.evaluation.inference->prefillS);
+    }
+    QVERIFY(expertParallel > 0);
 }
 
 void TestPlanSearch::errorsNameTheOption()
