@@ -1961,16 +1961,20 @@ std::optional<Error> TrainingCost::run()
     }
 
     // Pipeline: activations forward and gradients backward across each stage boundary; the
-    // steady state overlaps them, filling and draining the pipe does not.
+    // steady state overlaps them, filling and draining the pipe does not. An interleaved
+    // schedule gives each chip `virtual_stages` model chunks, so a microbatch crosses that many
+    // boundaries per chip each way: "the amount of communication also increases by v"
+    // (Narayanan et al. 2021, sec. 2.2.2). Its fill still crosses pp − 1 of them.
     if (m_d.pipeline > 1) {
         const auto spans = m_placement.of(Role::Pipeline);
+        const double chunks = m_par.schedule == PipelineSchedule::Interleaved1F1B ? m_par.virtualStages : 1.0;
         const double v = m_tokensMb * double(m.dModel) * m_flowBytes / (m_sequenceParallel ? tp : 1.0);
         const double each = cost(CollectiveOp::SendRecv, spans, v).time;
         const double fill = 2.0 * (pp - 1.0) * each;
         expose(exposed, fill, "pipeline_fill_s", -1,
                "2·(stages − 1) stage-boundary transfers while the pipeline fills and drains");
-        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb, fill, each,
-                      stageFwdFlops, stageFwdTime);
+        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb * chunks,
+                      fill, each, stageFwdFlops / chunks, stageFwdTime / chunks);
         if (m_microbatches < m_d.pipeline)
             warn("too-few-microbatches", formatNumber(m_microbatches) + " microbatches for "
                                              + std::to_string(m_d.pipeline) + " pipeline stages: the bubble is "

@@ -1289,6 +1289,33 @@ private slots:
         QVERIFY(hasWarning(run(p, CostMode::Ideal), "dualpipe-shape"));
     }
 
+    // An interleaved schedule gives each chip v chunks of layers: a microbatch crosses v stage
+    // boundaries per chip each way, "the amount of communication also increases by v" (Narayanan
+    // et al. 2021, sec. 2.2.2), each beside one chunk's forward. The fill still crosses pp - 1.
+    void interleavedScheduleSendsPerChunk()
+    {
+        json p = plan(mlpModel(2048, 8192, 16), {{"chip", "h100-sxm"}, {"topology", {{"nodes", 4}, {"gpus_per_node", 8}}}},
+                      {{"data", 8}, {"pipeline", 4}, {"microbatches", 8}}, 2048, 64);
+        const auto sends = [](const Evaluation &e) {
+            for (const CollectiveUse &c : e.collectives)
+                if (c.purpose == "pipeline activations")
+                    return c;
+            qFatal("no pipeline sends");
+        };
+        const Evaluation plain = run(p, CostMode::Achievable);
+        p["parallelism"]["pipeline_schedule"] = "interleaved-1f1b";
+        p["parallelism"]["virtual_stages"] = 4;
+        const Evaluation interleaved = run(p, CostMode::Achievable);
+        QCOMPARE(sends(plain).countPerStep, std::int64_t(2 * 8));
+        QCOMPARE(sends(interleaved).countPerStep, std::int64_t(2 * 8 * 4));
+        QVERIFY_NEAR(sends(interleaved).timeS, 4.0 * sends(plain).timeS, 1e-12);
+        QVERIFY_NEAR(sends(interleaved).exposedS, sends(plain).exposedS, 1e-12); // the fill: 2(pp - 1)
+        QVERIFY_NEAR(sends(interleaved).overlapS, sends(plain).overlapS / 4.0, 1e-12);
+        // The extra sends hide, and hold the H100's collective SM share while they run.
+        QVERIFY_NEAR(interleaved.step.overlapInterference - plain.step.overlapInterference,
+                     0.152 * (sends(interleaved).timeS - sends(plain).timeS), 1e-9);
+    }
+
     // Expert all-to-alls overlapped with another micro-batch's computation. Megatron's batch-level
     // overlap (expert_overlap) hides the forward and recomputed passes' all-to-alls behind a
     // layer's compute and leaves the backward's exposed: Mixtral under full remat runs three passes,
