@@ -81,6 +81,10 @@ constexpr double kLossBytesXla = 8.0;
 constexpr double kTorchtitanEagerTraffic = 2.25;
 constexpr double kTorchtitanCompiledTraffic = 0.74;
 
+// GPU idle per local expert and forward-equivalent pass of a Megatron-Core MoE layer on Hopper
+// (moeHostIssueSeconds: 1.893 s / (48 x 64 x 3 x 8)).
+constexpr double kMoeHostIssuePerExpertS = 25.7e-6;
+
 // The widest layer NeMo's recipes leave without tensor-parallel communication overlap (their
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
 constexpr double kNemoWidestWithoutOverlap = 4096.0;
@@ -330,6 +334,25 @@ double expertKernelShare(const Chip &chip, std::string_view stack, DType compute
     if (stack == "tensorrt-llm" && sixteenBit && chip.achievable.legacyKernelShare > 0)
         return chip.achievable.legacyKernelShare;
     return 1.0;
+}
+
+double moeHostIssueSeconds(const Chip &chip, std::string_view stack)
+{
+    // Megatron-Core's dropless token dispatchers read the tokens-per-expert counts on the host in
+    // every MoE layer (`.tolist()` in token_dispatcher.py and experts.py, NVIDIA/Megatron-LM
+    // d98e8a6), and Transformer Engine launches one matmul per local expert from the host. On
+    // Hopper the layer cannot be captured whole: Megatron-Bridge's CUDA-graph card lists "dropless
+    // Hopper MoE full-iteration capture remains blocked when dynamic tokens_per_expert reaches the
+    // host and static rank capacity requires an sm100-only operation-fuser GroupedMLP"
+    // (skills/nemo-mbridge-perf-cuda-graphs/card.yaml at NVIDIA-NeMo/Megatron-Bridge@228e9a3), so
+    // the GPU idles while the host issues each MoE layer. Measured by Nsight Systems on its
+    // Qwen3-30B-A3B recipe on 16 H100 (skills/nemo-mbridge-perf-moe-comm-overlap/SKILL.md, EP 16,
+    // overlap off, router and preprocess already graphed): GPU-active 22.821 s in a 24.7138 s step,
+    // 1.893 s idle over 48 MoE layers x 64 microbatches x 3 forward-equivalent passes x 8 local
+    // experts = 25.7 us each. Its Qwen3.5-35B-A3B control on the same GPUs, with twice the local
+    // experts, idles 4.204 s in 26.048 s. Blackwell recipes capture the layer; TPUs run one program.
+    const bool hopper = runsTransformerEngineRecipes(chip) && chip.listedPeakFlops(DType::Fp4) <= 0;
+    return hopper && (stack == "megatron" || stack == "nemo") ? kMoeHostIssuePerExpertS : 0.0;
 }
 
 bool deduplicatesExpertDispatch(const Chip &chip, std::string_view stack, ExpertDispatch asked)

@@ -136,6 +136,14 @@ double attentionKernelLength(const Chip &chip, std::string_view stack, double se
 /// the previous GPU generation (TensorRT-LLM's 16-bit MoE GEMMs on Hopper), 1 elsewhere.
 double expertKernelShare(const Chip &chip, std::string_view stack, DType compute);
 
+/// The GPU idle time a training MoE layer pays per local expert and forward-equivalent pass (a
+/// forward 1, its backward 2) while the host catches up: Megatron-Core's dropless dispatchers copy
+/// the tokens-per-expert counts to the host in every MoE layer and Transformer Engine issues the
+/// experts' matmuls from the host, so on Hopper, where that layer cannot be captured in a CUDA
+/// graph, the GPU waits for the host's launches. 0 for other stacks, other chips, and Blackwell,
+/// whose recipes capture the layer (Transformer Engine's sm100-only fused grouped MLP).
+double moeHostIssueSeconds(const Chip &chip, std::string_view stack);
+
 /// Whether `stack`'s expert dispatch sends a token across the scale-out network once per node
 /// that holds one of its experts, forwarding it over NVLink there (DeepEP, HybridEP, DeepSeek-V3's
 /// own kernels), rather than once per routed copy as a plain all-to-all does. The plan's

@@ -343,6 +343,7 @@ private:
     ContextParallelRing m_ring;      ///< the stack's context-parallel attention, where it differs from the ring
     double m_ringForwardShare = 1;   ///< the attention kernels' share of the core's time under that ring ...
     double m_ringBackwardShare = 1;  ///< ... forward and backward (the rest merges and accumulates blocks)
+    double m_moeHostS = 0;           ///< GPU idle per MoE layer forward while the host issues it (moeHostIssueSeconds)
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
     /// Tensor-parallel collectives beside the matmuls: asked for by the plan, or done by the stack.
     bool m_tensorOverlap = false;
@@ -629,7 +630,8 @@ double TrainingCost::layerOverheadTime(const LayerCost &layer) const
     // A TPU runs the step as one compiled program: no kernel launches between its matmuls.
     const bool launches = m_options.mode == CostMode::Achievable && !m_chip.isTpu();
     const double launchTime = launches ? kMatmulLaunchS * layer.matmulKernels : 0.0;
-    return elementwiseTime + scoreTime + castTime + launchTime;
+    const double hostTime = layer.expertFlops > 0 ? m_moeHostS : 0.0;
+    return elementwiseTime + scoreTime + castTime + launchTime + hostTime;
 }
 
 double TrainingCost::customRecomputeTime(const LayerCost &layer) const
@@ -911,7 +913,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
         prefix + "_layer_overhead_s", layerOverheadTime(c),
         "2 * elementwise_traffic * elementwise_elements * tokens * flow_bytes / " + hbmRate()
             + " + naive_passes * score_elements * tokens * flow_bytes / " + hbmRate() + " + cast_bytes / 3 * linear_inputs * tokens / "
-            + hbmRate() + " + launch_s * kernels",
+            + hbmRate() + " + launch_s * kernels + host_issue_s",
         {{"elementwise_traffic", m_elementwiseTraffic, "",
           "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan, workload.compile, "
           "compiled by default for a Float8 plan); "
@@ -926,9 +928,12 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
          {"linear_inputs", c.linearInputs, "", "elements per token entering the weight matmuls"},
          {"launch_s", m_options.mode == CostMode::Achievable && !m_chip.isTpu() ? kMatmulLaunchS : 0.0, "",
           "per weight-matmul kernel launch on a GPU (0 on TPUs, which run one compiled program)"},
-         {"kernels", c.matmulKernels, "", "weight-matmul kernels per layer forward"}},
+         {"kernels", c.matmulKernels, "", "weight-matmul kernels per layer forward"},
+         {"host_issue_s", c.expertFlops > 0 ? m_moeHostS : 0.0, "",
+          "an MoE layer under Megatron-Core on Hopper: the GPU idles while the host reads the tokens per expert and "
+          "launches each local expert's matmuls (25.7 us per local expert, Megatron-Bridge's Nsight profile); 0 elsewhere"}},
         "Work beside the matmuls: elementwise operations reading and writing HBM, naive attention's scores, fp8 "
-        "casts and kernel launches. The book's ideal model leaves it out.",
+        "casts, kernel launches and host waits. The book's ideal model leaves it out.",
         "1", "Where does the time go?");
     std::string flopsPart = "matmul_flops * shape";
     std::vector<DerivationValue> values{
@@ -1309,6 +1314,8 @@ std::optional<Error> TrainingCost::run()
     }
     if (!ideal && m.moe)
         m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
+    if (!ideal && m.moe)
+        m_moeHostS = moeHostIssueSeconds(m_chip, m_train.stack) * double(m.moe->experts) / m_d.expert;
     // A chip without units for an 8-bit compute dtype runs the plan's matmuls at its 16-bit rate
     // (peakFlops) and keeps 16-bit activations: no recipe stores what it cannot multiply.
     const bool emulated = eightBitEmulated();
@@ -1973,8 +1980,16 @@ std::optional<Error> TrainingCost::run()
         const double fill = 2.0 * (pp - 1.0) * each;
         expose(exposed, fill, "pipeline_fill_s", -1,
                "2·(stages − 1) stage-boundary transfers while the pipeline fills and drains");
-        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, 2.0 * mb * chunks,
-                      fill, each, stageFwdFlops / chunks, stageFwdTime / chunks);
+        // In the steady state a transfer hides behind the next chunk's forward, and what outlasts
+        // it shows.
+        const double sends = 2.0 * mb * chunks;
+        const double chunkForward = stageFwdTime / chunks;
+        const double steady = sends * std::max(0.0, each - chunkForward);
+        expose(exposed, steady, "pipeline_steady_s", -1,
+               "stage-boundary transfers that outlast the chunk forward they run beside (2·microbatches·virtual_stages "
+               "of them)");
+        addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, sends,
+                      fill + steady, each, stageFwdFlops / chunks, chunkForward);
         if (m_microbatches < m_d.pipeline)
             warn("too-few-microbatches", formatNumber(m_microbatches) + " microbatches for "
                                              + std::to_string(m_d.pipeline) + " pipeline stages: the bubble is "

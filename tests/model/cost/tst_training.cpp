@@ -1295,7 +1295,9 @@ private slots:
     void interleavedScheduleSendsPerChunk()
     {
         json p = plan(mlpModel(2048, 8192, 16), {{"chip", "h100-sxm"}, {"topology", {{"nodes", 4}, {"gpus_per_node", 8}}}},
-                      {{"data", 8}, {"pipeline", 4}, {"microbatches", 8}}, 2048, 64);
+                      {{"data", 8}, {"pipeline", 4}, {"microbatches", 8},
+                       {"placement", {{"data", {"gpu"}}, {"pipeline", {"node"}}}}},
+                      2048, 64);
         const auto sends = [](const Evaluation &e) {
             for (const CollectiveUse &c : e.collectives)
                 if (c.purpose == "pipeline activations")
@@ -1311,9 +1313,64 @@ private slots:
         QVERIFY_NEAR(sends(interleaved).timeS, 4.0 * sends(plain).timeS, 1e-12);
         QVERIFY_NEAR(sends(interleaved).exposedS, sends(plain).exposedS, 1e-12); // the fill: 2(pp - 1)
         QVERIFY_NEAR(sends(interleaved).overlapS, sends(plain).overlapS / 4.0, 1e-12);
-        // The extra sends hide, and hold the H100's collective SM share while they run.
+        // The extra sends hide, and hold the H100's collective SM share while they run (the
+        // gradient all-reduce, the one other hidden collective, stays hidden in both).
         QVERIFY_NEAR(interleaved.step.overlapInterference - plain.step.overlapInterference,
                      0.152 * (sends(interleaved).timeS - sends(plain).timeS), 1e-9);
+        // "1f1b" with virtual stages is the interleaved schedule (plan-format.md); the other
+        // schedules keep one chunk a chip whatever virtual_stages says.
+        p["parallelism"]["pipeline_schedule"] = "1f1b";
+        QCOMPARE(sends(run(p, CostMode::Achievable)).countPerStep, std::int64_t(2 * 8 * 4));
+        p["parallelism"]["pipeline_schedule"] = "zero-bubble";
+        QCOMPARE(sends(run(p, CostMode::Achievable)).countPerStep, std::int64_t(2 * 8));
+        // A send that outlasts the chunk forward beside it shows: over a slow inter-node link
+        // (an inline H100 with a hundredth of the network), the steady state's excess is exposed.
+        json slow = chipToJson(*ChipCatalog::builtin().find("h100-sxm"));
+        slow["id"] = "h100-slow-network";
+        slow["scale_out"]["node_egress_bandwidth"] = slow["scale_out"]["node_egress_bandwidth"].get<double>() / 100.0;
+        p["hardware"]["chip"] = slow;
+        p["parallelism"]["pipeline_schedule"] = "interleaved-1f1b";
+        const CollectiveUse s = sends(run(p, CostMode::Achievable));
+        const double each = s.timeS / double(s.countPerStep);
+        QVERIFY(each > s.overlapS);
+        QVERIFY_NEAR(s.exposedS, std::min(s.timeS, 2.0 * 3.0 * each + 2.0 * 8 * 4 * (each - s.overlapS)), 1e-9);
+    }
+
+    // Megatron-Core's dropless MoE layers on Hopper wait for the host (moeHostIssueSeconds): per
+    // MoE layer and forward-equivalent pass (forward 1, backward 2, a full recompute 1 more) the GPU
+    // idles 25.7 us per local expert. The same H100 listing an fp4 rate (a Blackwell-era part, whose
+    // recipes graph the layer) and torchtitan on the H100 pay nothing; nor does the ideal model.
+    void megatronMoeOnHopperWaitsForTheHost()
+    {
+        const json model = {{"name", "small-moe"}, {"layers", 4},  {"d_model", 1024}, {"d_ff", 4096},
+                            {"heads", 8},          {"vocab", 1024}, {"mlp", "gated"},  {"tied_embeddings", true},
+                            {"moe", {{"experts", 16}, {"experts_per_token", 2}, {"d_ff_expert", 512}}}};
+        json blackwellish = chipToJson(*ChipCatalog::builtin().find("h100-sxm"));
+        blackwellish["id"] = "h100-listing-fp4";
+        blackwellish["peak_flops"]["fp4"] = 2.0 * blackwellish["peak_flops"]["fp8"].get<double>();
+        const auto step = [&](const json &chip, const char *stack, const char *remat, int expert, CostMode mode) {
+            json p = plan(model, {{"chip", chip}, {"topology", {{"nodes", 1}, {"gpus_per_node", 2}}}},
+                          {{"data", 2 / expert}, {"expert", expert}, {"microbatches", 4}}, 2048, 16);
+            p["workload"]["stack"] = stack;
+            p["workload"]["remat"] = remat;
+            return run(p, mode).step;
+        };
+        const double perPass = 25.7e-6;
+        for (const auto &[remat, passes] : {std::pair{"none", 3.0}, std::pair{"full", 4.0}})
+            for (const int expert : {1, 2})
+                for (const char *stack : {"megatron", "nemo"}) {
+                    const StepTime hopper = step("h100-sxm", stack, remat, expert, CostMode::Achievable);
+                    const StepTime later = step(blackwellish, stack, remat, expert, CostMode::Achievable);
+                    // 4 MoE layers x 4 microbatches of 8 sequences each (16 over 2 data ranks / expert
+                    // ranks carved from them) x the passes x 16 / expert local experts.
+                    const double host = 4.0 * 4.0 * passes * perPass * 16.0 / expert;
+                    QVERIFY_NEAR(hopper.compute - later.compute, host, 1e-9);
+                    QVERIFY(hopper.time > later.time);
+                }
+        QVERIFY_NEAR(step("h100-sxm", "torchtitan", "none", 1, CostMode::Achievable).compute,
+                     step(blackwellish, "torchtitan", "none", 1, CostMode::Achievable).compute, 1e-12);
+        QVERIFY_NEAR(step("h100-sxm", "nemo", "none", 1, CostMode::Ideal).compute,
+                     step(blackwellish, "nemo", "none", 1, CostMode::Ideal).compute, 1e-12);
     }
 
     // Expert all-to-alls overlapped with another micro-batch's computation. Megatron's batch-level
