@@ -343,7 +343,8 @@ private:
     ContextParallelRing m_ring;      ///< the stack's context-parallel attention, where it differs from the ring
     double m_ringForwardShare = 1;   ///< the attention kernels' share of the core's time under that ring ...
     double m_ringBackwardShare = 1;  ///< ... forward and backward (the rest merges and accumulates blocks)
-    double m_moeHostS = 0;           ///< GPU idle per MoE layer forward while the host issues it (moeHostIssueSeconds)
+    double m_moeHostPerExpertS = 0;  ///< GPU idle per local expert and MoE layer forward while the host issues it
+    double m_localExperts = 0;       ///< routed experts on one chip
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
     /// Tensor-parallel collectives beside the matmuls: asked for by the plan, or done by the stack.
     bool m_tensorOverlap = false;
@@ -630,7 +631,7 @@ double TrainingCost::layerOverheadTime(const LayerCost &layer) const
     // A TPU runs the step as one compiled program: no kernel launches between its matmuls.
     const bool launches = m_options.mode == CostMode::Achievable && !m_chip.isTpu();
     const double launchTime = launches ? kMatmulLaunchS * layer.matmulKernels : 0.0;
-    const double hostTime = layer.expertFlops > 0 ? m_moeHostS : 0.0;
+    const double hostTime = layer.expertFlops > 0 ? m_moeHostPerExpertS * m_localExperts : 0.0;
     return elementwiseTime + scoreTime + castTime + launchTime + hostTime;
 }
 
@@ -913,7 +914,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
         prefix + "_layer_overhead_s", layerOverheadTime(c),
         "2 * elementwise_traffic * elementwise_elements * tokens * flow_bytes / " + hbmRate()
             + " + naive_passes * score_elements * tokens * flow_bytes / " + hbmRate() + " + cast_bytes / 3 * linear_inputs * tokens / "
-            + hbmRate() + " + launch_s * kernels + host_issue_s",
+            + hbmRate() + " + launch_s * kernels + host_per_expert_s * local_experts",
         {{"elementwise_traffic", m_elementwiseTraffic, "",
           "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan, workload.compile, "
           "compiled by default for a Float8 plan); "
@@ -929,9 +930,11 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
          {"launch_s", m_options.mode == CostMode::Achievable && !m_chip.isTpu() ? kMatmulLaunchS : 0.0, "",
           "per weight-matmul kernel launch on a GPU (0 on TPUs, which run one compiled program)"},
          {"kernels", c.matmulKernels, "", "weight-matmul kernels per layer forward"},
-         {"host_issue_s", c.expertFlops > 0 ? m_moeHostS : 0.0, "",
+         {"host_per_expert_s", m_moeHostPerExpertS, "",
           "an MoE layer under Megatron-Core on Hopper: the GPU idles while the host reads the tokens per expert and "
-          "launches each local expert's matmuls (25.7 us per local expert, Megatron-Bridge's Nsight profile); 0 elsewhere"}},
+          "launches each local expert's matmuls (Megatron-Bridge's Nsight profile of its 16-H100 Qwen3-30B-A3B recipe); "
+          "0 for other stacks and chips"},
+         {"local_experts", c.expertFlops > 0 ? m_localExperts : 0.0, "", "routed experts on this chip (experts / expert degree)"}},
         "Work beside the matmuls: elementwise operations reading and writing HBM, naive attention's scores, fp8 "
         "casts, kernel launches and host waits. The book's ideal model leaves it out.",
         "1", "Where does the time go?");
@@ -1314,8 +1317,10 @@ std::optional<Error> TrainingCost::run()
     }
     if (!ideal && m.moe)
         m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
+    if (m.moe)
+        m_localExperts = double(m.moe->experts) / m_d.expert;
     if (!ideal && m.moe)
-        m_moeHostS = moeHostIssueSeconds(m_chip, m_train.stack) * double(m.moe->experts) / m_d.expert;
+        m_moeHostPerExpertS = moeHostIssueSeconds(m_chip, m_train.stack);
     // A chip without units for an 8-bit compute dtype runs the plan's matmuls at its 16-bit rate
     // (peakFlops) and keeps 16-bit activations: no recipe stores what it cannot multiply.
     const bool emulated = eightBitEmulated();
