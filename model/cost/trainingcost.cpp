@@ -66,7 +66,8 @@ std::string overlapRule(const std::string &purpose)
         return "the gradient all-reduce overlaps the last microbatch's backward and the bubble; a reduction bound by "
                "DCN starts after the backward in the achievable model (measured multi-slice runs)";
     if (purpose.rfind("pipeline", 0) == 0)
-        return "steady-state transfers overlap compute; the 2·(stages − 1) while the pipe fills and drains do not";
+        return "steady-state transfers overlap the next chunk's forward and only what outlasts it shows; the "
+               "2·(stages − 1) while the pipe fills and drains do not overlap";
     return "the part not hidden behind compute";
 }
 
@@ -1989,10 +1990,10 @@ std::optional<Error> TrainingCost::run()
         // it shows.
         const double sends = 2.0 * mb * chunks;
         const double chunkForward = stageFwdTime / chunks;
-        const double steady = sends * std::max(0.0, each - chunkForward);
+        const double steady = std::max(0.0, sends - 2.0 * (pp - 1.0)) * std::max(0.0, each - chunkForward);
         expose(exposed, steady, "pipeline_steady_s", -1,
-               "stage-boundary transfers that outlast the chunk forward they run beside (2·microbatches·virtual_stages "
-               "of them)");
+               "steady-state stage-boundary transfers (2·microbatches·virtual_stages less the fill's) beyond the chunk "
+               "forward each runs beside");
         addCollective(CollectiveOp::SendRecv, "pipeline activations", Role::Pipeline, spans, v, sends,
                       fill + steady, each, stageFwdFlops / chunks, chunkForward);
         if (m_microbatches < m_d.pipeline)
