@@ -1316,12 +1316,13 @@ std::optional<Error> TrainingCost::run()
         m_ring = contextParallelRing(m_chip, m_train.stack);
         chargeContextRingTraffic();
     }
-    if (!ideal && m.moe)
-        m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    if (m.moe)
+    if (m.moe) {
         m_localExperts = double(m.moe->experts) / m_d.expert;
-    if (!ideal && m.moe)
-        m_moeHostPerExpertS = moeHostIssueSeconds(m_chip, m_train.stack);
+        if (!ideal) {
+            m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
+            m_moeHostPerExpertS = moeHostIssueSeconds(m_chip, m_train.stack);
+        }
+    }
     // A chip without units for an 8-bit compute dtype runs the plan's matmuls at its 16-bit rate
     // (peakFlops) and keeps 16-bit activations: no recipe stores what it cannot multiply.
     const bool emulated = eightBitEmulated();

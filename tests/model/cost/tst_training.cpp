@@ -57,6 +57,15 @@ Evaluation run(const json &document, CostMode mode = CostMode::Ideal)
     return e.value();
 }
 
+// The step's collective named `purpose` (the test stops if it has none).
+CollectiveUse collective(const Evaluation &e, const std::string &purpose)
+{
+    for (const CollectiveUse &c : e.collectives)
+        if (c.purpose == purpose)
+            return c;
+    qFatal("no collective \"%s\"", purpose.c_str());
+}
+
 bool hasWarning(const Evaluation &e, const std::string &code)
 {
     for (const auto &w : e.warnings)
@@ -982,12 +991,7 @@ private slots:
         // the keys and values once more beside their gradients: one more all-gather per layer (4
         // layers) than the book's ideal ring, of the same bytes (8192 tokens x 4 ranks x 2 x 16
         // heads x 128 x 2 bytes).
-        const auto gather = [](const Evaluation &e) {
-            for (const CollectiveUse &c : e.collectives)
-                if (c.purpose == "context keys and values")
-                    return c;
-            qFatal("no context all-gather");
-        };
+        const auto gather = [](const Evaluation &e) { return collective(e, "context keys and values"); };
         const CollectiveUse achievable = gather(megatron);
         const CollectiveUse book = gather(run(contextKernelPlan("megatron"), CostMode::Ideal));
         QCOMPARE(achievable.countPerStep - book.countPerStep, std::int64_t(4));
@@ -1298,12 +1302,7 @@ private slots:
                       {{"data", 8}, {"pipeline", 4}, {"microbatches", 8},
                        {"placement", {{"data", {"gpu"}}, {"pipeline", {"node"}}}}},
                       2048, 64);
-        const auto sends = [](const Evaluation &e) {
-            for (const CollectiveUse &c : e.collectives)
-                if (c.purpose == "pipeline activations")
-                    return c;
-            qFatal("no pipeline sends");
-        };
+        const auto sends = [](const Evaluation &e) { return collective(e, "pipeline activations"); };
         const Evaluation plain = run(p, CostMode::Achievable);
         p["parallelism"]["pipeline_schedule"] = "interleaved-1f1b";
         p["parallelism"]["virtual_stages"] = 4;
@@ -1387,12 +1386,7 @@ private slots:
         QFile f(QStringLiteral(MESHPLAN_TEST_DATA "/plans/mixtral-8x7b-h100-moe.meshplan"));
         QVERIFY(f.open(QIODevice::ReadOnly));
         json p = json::parse(f.readAll().toStdString());
-        const auto a2a = [](const Evaluation &e) {
-            for (const auto &c : e.collectives)
-                if (c.purpose == "expert dispatch and combine")
-                    return c;
-            qFatal("no all-to-all");
-        };
+        const auto a2a = [](const Evaluation &e) { return collective(e, "expert dispatch and combine"); };
         const Evaluation plain = run(p, CostMode::Achievable);
         p["parallelism"]["expert_overlap"] = true;
         const Evaluation overlapped = run(p, CostMode::Achievable);
@@ -1429,12 +1423,7 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         json p = json::parse(f.readAll().toStdString());
         p["workload"]["compute_dtype"] = "fp8";
-        const auto a2a = [](const Evaluation &e) {
-            for (const auto &c : e.collectives)
-                if (c.purpose == "expert dispatch and combine")
-                    return c;
-            qFatal("no all-to-all");
-        };
+        const auto a2a = [](const Evaluation &e) { return collective(e, "expert dispatch and combine"); };
         const auto each = [&](const Evaluation &e) { return a2a(e).timeS / double(a2a(e).countPerStep); };
         const double elements = 4096.0 * 2 * 4096 / 2 * 8;
         const double network = 400e9 * 4.0 / 8.0 * 0.8;
