@@ -219,6 +219,17 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     return stack == "nemo" && dModel > kNemoWidestWithoutOverlap;
 }
 
+bool gathersWeightsBehindForward(const Chip &chip, std::string_view stack, int zeroStage)
+{
+    // Megatron-Core's DistributedDataParallelConfig: overlap_grad_reduce "overlap grad
+    // reduce-scatter with backward compute", overlap_param_gather "overlap param all-gather with
+    // forward compute in distributed optimizer" (megatron/core/distributed/
+    // distributed_data_parallel_config.py): each bucket's weights are gathered in a forward
+    // pre-hook as the first microbatch reaches it. Megatron-LM's and NeMo's performance recipes
+    // run the distributed optimizer with both on; a plan writes it as ZeRO 1 or 2.
+    return !chip.isTpu() && zeroStage >= 1 && zeroStage <= 2 && (stack == "megatron" || stack == "nemo");
+}
+
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)
 {
     // MaxText's logical axis rules map activation_embed (and norm) to the "tensor" mesh axis

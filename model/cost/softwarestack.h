@@ -68,6 +68,12 @@ double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional
 /// in the achievable model.
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack);
 
+/// Whether `stack` splits the data-parallel gradient reduction of a ZeRO 1-2 plan (`zeroStage`)
+/// as Megatron-Core's distributed optimizer does: the gradients reduce-scattered behind the last
+/// microbatch's backward, the updated weights all-gathered behind the next step's first forward
+/// (overlap_grad_reduce, overlap_param_gather), in place of one all-reduce behind the backward.
+bool gathersWeightsBehindForward(const Chip &chip, std::string_view stack, int zeroStage);
+
 /// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself
 /// (Transformer Engine's userbuffers in NeMo's recipes, which turn it on for layers wider than
 /// d_model 4096, and Megatron-Core's performance runs on Hopper and later at every width), for a

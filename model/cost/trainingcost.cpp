@@ -62,9 +62,13 @@ std::string overlapRule(const std::string &purpose)
     if (purpose.rfind("fsdp", 0) == 0)
         return "a layer's weight gather prefetches behind the previous layer's forward, its gradients' reduce-scatter "
                "behind the backward: only what outlasts them shows (the book: B/X > C/W hides it)";
+    if (purpose.rfind("updated", 0) == 0)
+        return "Megatron-Core's distributed optimizer gathers each bucket of updated weights as the next step's first "
+               "microbatch reaches it: only what outlasts that forward shows";
     if (purpose.find("gradients") != std::string::npos)
-        return "the gradient all-reduce overlaps the last microbatch's backward and the bubble; a reduction bound by "
-               "DCN starts after the backward in the achievable model (measured multi-slice runs)";
+        return "the gradient all-reduce (a distributed optimizer's reduce-scatter) overlaps the last microbatch's "
+               "backward and the bubble; a reduction bound by DCN starts after the backward in the achievable model "
+               "(measured multi-slice runs)";
     if (purpose.rfind("pipeline", 0) == 0)
         return "steady-state transfers overlap the next chunk's forward and only what outlasts it shows; the "
                "2·(stages − 1) while the pipe fills and drains do not overlap";
@@ -1928,8 +1932,17 @@ std::optional<Error> TrainingCost::run()
         const StageWeights other = dualPipe() && mirror != busiest ? stageWeights(mirror) : StageWeights{};
         const double denseElements = own.dense + other.dense;
         const double expertElements = own.expert + other.expert;
-        const double window = tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor) + step.bubble;
+        // Megatron-Core's distributed optimizer gathers the updated weights behind the first
+        // microbatch's forward instead of all-reducing the gradients behind the backward.
+        const bool splitsReduction = m_options.mode == CostMode::Achievable
+                                     && gathersWeightsBehindForward(m_chip, m_train.stack, m_par.zeroStage);
+        // The pipeline's idle time then splits as a microbatch's passes do: the warmup before the
+        // first forward, the cooldown after the last backward.
+        const double forwardShare = 1.0 / (1.0 + kBackwardFactor + stageRecomputeFactor);
+        const double window = tMb * kBackwardFactor * forwardShare + step.bubble * (splitsReduction ? 1.0 - forwardShare : 1.0);
+        const double forwardWindow = (tMb + step.bubble) * forwardShare;
         double used = 0;
+        double usedForward = 0;
         double afterBackwardS = 0;
         const auto reduce = [&](const std::vector<Role> &roles, double elements, const std::string &purpose) {
             if (roles.empty() || elements <= 0)
@@ -1938,7 +1951,7 @@ std::optional<Error> TrainingCost::run()
             if (spans.empty())
                 return;
             const double v = elements * gradBytes / shard;
-            const CollectiveCost c = cost(CollectiveOp::AllReduce, spans, v);
+            const CollectiveCost c = cost(splitsReduction ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, spans, v);
             const double each = c.time;
             // The book hides the cross-slice reduction behind the backward pass too. Measured
             // multi-slice runs do not: MaxText on 2 v5p slices or 32 v5e slices loses at least the
@@ -1949,8 +1962,20 @@ std::optional<Error> TrainingCost::run()
             afterBackwardS += afterBackward ? each : 0.0;
             used += each;
             expose(exposed, each - hidden, purpose == "gradients" ? "gradients_s" : "expert_gradients_s", long(m_out.collectives.size()), "");
-            addCollective(CollectiveOp::AllReduce, purpose, roles.front(), spans, v, 1.0, each - hidden, each,
-                          kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor / (1.0 + kBackwardFactor + stageRecomputeFactor));
+            addCollective(splitsReduction ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, purpose, roles.front(),
+                          spans, v, 1.0, each - hidden, each, kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor * forwardShare);
+            if (!splitsReduction)
+                return;
+            // The other half: each rank's updated shard of the weights, gathered in their dtype.
+            const double w = elements * bytesPerElement(m_train.paramDtype) / shard;
+            const double gather = cost(CollectiveOp::AllGather, spans, w).time;
+            const double gatherHidden = std::min(gather, std::max(0.0, forwardWindow - usedForward));
+            usedForward += gather;
+            const std::string weights = purpose == "gradients" ? "updated weights" : "updated expert weights";
+            expose(exposed, gather - gatherHidden, purpose == "gradients" ? "weights_s" : "expert_weights_s",
+                   long(m_out.collectives.size()), "");
+            addCollective(CollectiveOp::AllGather, weights, roles.front(), spans, w, 1.0, gather - gatherHidden, gather,
+                          stageFwdFlops, forwardWindow);
         };
         reduce(denseGroup, denseElements, "gradients");
         reduce(expertGroup, expertElements, "expert gradients");
@@ -1970,7 +1995,7 @@ std::optional<Error> TrainingCost::run()
         const double dpExposed = std::max(0.0, used - window);
         if (dpExposed > 0.05 * (step.compute + step.bubble))
             warn("data-parallel-communication-bound",
-                 "the gradient all-reduce takes " + formatSeconds(used) + " and only " + formatSeconds(window)
+                 "the gradient reduction takes " + formatSeconds(used) + " and only " + formatSeconds(window)
                      + " of backward hides it: the per-chip batch is below the data-parallel critical batch");
     }
 

@@ -1546,6 +1546,53 @@ private slots:
     // Model FLOPs per token at 8192 tokens lose 3 x 688,128 x (4096 - 3584) = 1.057e9 of the causal
     // attention term against the same model with every layer global (tst_modelspec derives the keys);
     // at 4096 tokens, inside the window, nothing changes. The achievable step shrinks with them.
+    // Megatron-Core's distributed optimizer (ZeRO 1): the fp32 gradients are reduce-scattered
+    // behind the last microbatch's backward and the updated bf16 weights all-gathered behind the
+    // next step's first forward (overlap_grad_reduce, overlap_param_gather), where another stack,
+    // ZeRO 0 or the book's ideal model all-reduce the gradients behind the backward.
+    void distributedOptimizerGathersWeightsBehindTheForward()
+    {
+        const json model = {{"name", "dp-dense"}, {"layers", 4},   {"d_model", 4096}, {"d_ff", 16384},
+                            {"heads", 32},        {"kv_heads", 8}, {"head_dim", 128}, {"vocab", 32000},
+                            {"mlp", "gated"},     {"tied_embeddings", false}};
+        json doc = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 4}, {"gpus_per_node", 8}}}},
+                        {{"data", 32}, {"zero_stage", 1}, {"microbatches", 2}}, 4096, 64);
+        doc["workload"]["stack"] = "megatron";
+        doc["workload"]["param_dtype"] = "bf16";
+        doc["workload"]["grad_dtype"] = "fp32";
+        const Evaluation e = run(doc, CostMode::Achievable);
+        const CollectiveUse grads = collective(e, "gradients");
+        const CollectiveUse weights = collective(e, "updated weights");
+        QCOMPARE(grads.op, CollectiveOp::ReduceScatter);
+        QCOMPARE(weights.op, CollectiveOp::AllGather);
+        // Each rank sends 31/32 of its 4-byte gradients and of its 2-byte weights, once a step.
+        const double elements = grads.bytes / 4.0;
+        QVERIFY_NEAR(weights.bytes, 2.0 * elements, 1e-12);
+        QVERIFY_NEAR(grads.bytesPerChip, grads.bytes * 31.0 / 32.0, 1e-12);
+        QVERIFY_NEAR(weights.bytesPerChip, weights.bytes * 31.0 / 32.0, 1e-12);
+        QCOMPARE(grads.countPerStep, std::int64_t(1));
+        QCOMPARE(weights.countPerStep, std::int64_t(1));
+        // The gather hides behind one microbatch's forward, a third of its forward and backward
+        // (nothing is recomputed, no pipeline): only what outlasts it shows; the reduce-scatter
+        // behind the other two thirds.
+        const double microbatch = e.step.compute / 2.0;
+        QVERIFY_NEAR(weights.overlapS, microbatch / 3.0, 1e-9);
+        QVERIFY_NEAR(weights.exposedS, std::max(0.0, weights.timeS - microbatch / 3.0), 1e-9);
+        QVERIFY_NEAR(grads.exposedS, std::max(0.0, grads.timeS - 2.0 * microbatch / 3.0), 1e-9);
+        QVERIFY(weights.exposedS < weights.timeS); // the forward hides some of it here
+
+        // Under torchtitan, at ZeRO 0 and in the book's model: one all-reduce of the gradients.
+        json other = doc;
+        other["workload"]["stack"] = "torchtitan";
+        json zero0 = doc;
+        zero0["parallelism"]["zero_stage"] = 0;
+        for (const Evaluation &x : {run(other, CostMode::Achievable), run(zero0, CostMode::Achievable), run(doc)}) {
+            QCOMPARE(collective(x, "gradients").op, CollectiveOp::AllReduce);
+            QVERIFY(std::none_of(x.collectives.begin(), x.collectives.end(),
+                                 [](const CollectiveUse &c) { return c.purpose == "updated weights"; }));
+        }
+    }
+
     void slidingWindowAttendsOnlyItsWindow()
     {
         const auto gemmaPlan = [](bool windowed, std::int64_t seqLen) {
