@@ -1992,11 +1992,15 @@ std::optional<Error> TrainingCost::run()
                  "the gradient all-reduce across slices adds " + formatSeconds(afterBackwardS)
                      + " after the backward pass (the book overlaps it with the backward; measured multi-slice "
                        "runs do not): a larger per-chip batch or fewer slices amortises it");
-        const double dpExposed = std::max(0.0, used - window);
+        const double dpExposed = std::max(0.0, used - window) + std::max(0.0, usedForward - forwardWindow);
         if (dpExposed > 0.05 * (step.compute + step.bubble))
             warn("data-parallel-communication-bound",
-                 "the gradient reduction takes " + formatSeconds(used) + " and only " + formatSeconds(window)
-                     + " of backward hides it: the per-chip batch is below the data-parallel critical batch");
+                 splitsReduction
+                     ? "the gradient reduce-scatter and the updated weights' all-gather take " + formatSeconds(used + usedForward)
+                           + " and only " + formatSeconds(window + forwardWindow)
+                           + " of backward and forward hide them: the per-chip batch is below the data-parallel critical batch"
+                     : "the gradient all-reduce takes " + formatSeconds(used) + " and only " + formatSeconds(window)
+                           + " of backward hides it: the per-chip batch is below the data-parallel critical batch");
     }
 
     // Pipeline: activations forward and gradients backward across each stage boundary; the
