@@ -28,6 +28,13 @@ bool runsAtTheEnd(const CollectiveUse &c)
     return c.op == CollectiveOp::ReduceScatter || c.purpose.find("gradient") != std::string::npos;
 }
 
+/// The distributed optimizer's gather of the updated weights follows the optimizer step (it feeds
+/// the next step's first forward), where every other exposed collective precedes it.
+bool followsTheOptimizer(const CollectiveUse &c)
+{
+    return c.op == CollectiveOp::AllGather && c.purpose.rfind("updated", 0) == 0;
+}
+
 StepTimeline trainingTimeline(const Evaluation &e)
 {
     StepTimeline t;
@@ -38,7 +45,8 @@ StepTimeline trainingTimeline(const Evaluation &e)
     for (const auto &c : e.collectives)
         t.lanes.push_back(laneName(c));
 
-    // The critical path, end to end: compute, recompute, bubble, exposed communication, optimizer.
+    // The critical path, end to end: compute, recompute, bubble, exposed communication, optimizer
+    // (then the updated weights' gather, if the optimizer is distributed).
     const double plain = s.compute - s.recompute;
     add(t, computeLane, "forward + backward", "compute", 0.0, plain);
     add(t, computeLane, "recompute", "recompute", plain, s.recompute);
@@ -51,6 +59,10 @@ StepTimeline trainingTimeline(const Evaluation &e)
         const int lane = static_cast<int>(i) + 1;
         if (c.role == Role::Pipeline)
             pipelineLane = lane;
+        if (followsTheOptimizer(c)) {
+            exposedSum += c.exposedS;
+            continue;
+        }
         add(t, lane, c.purpose + " (exposed)", "exposed", at, c.exposedS, static_cast<int>(i));
         if (c.exposedS > 0) {
             at += c.exposedS;
@@ -68,6 +80,13 @@ StepTimeline trainingTimeline(const Evaluation &e)
     }
     add(t, computeLane, "optimizer", "optimizer", at, s.optimizer);
     at += s.optimizer;
+    for (std::size_t i = 0; i < e.collectives.size(); ++i) {
+        const CollectiveUse &c = e.collectives[i];
+        if (!followsTheOptimizer(c) || c.exposedS <= 0)
+            continue;
+        add(t, static_cast<int>(i) + 1, c.purpose + " (exposed)", "exposed", at, c.exposedS, static_cast<int>(i));
+        at += c.exposedS;
+    }
     add(t, computeLane, "compute slowed by hidden collectives", "interference", at, s.overlapInterference);
 
     // The hidden part of each collective, drawn inside the span of compute (and bubble) it hides behind.

@@ -45,7 +45,8 @@ Plan parse(const json &doc)
 
 Plan load(const QString &name)
 {
-    QFile f(kPlans + QLatin1Char('/') + name + QStringLiteral(".meshplan"));
+    // A shipped plan by name, or a measured run's file (.json) by its path from the plans.
+    QFile f(kPlans + QLatin1Char('/') + name + (name.endsWith(QLatin1String(".json")) ? QString() : QStringLiteral(".meshplan")));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", qPrintable(f.fileName()));
     return parse(json::parse(f.readAll().toStdString()));
@@ -256,6 +257,10 @@ private slots:
         // 1 microbatch through 16 stages of 4 chunks each: filling and draining the pipe waits
         // 2 x 15 sends, more than the 2 x 1 x 4 this stage makes itself.
         QTest::newRow("405B, 1 microbatch") << QStringLiteral("llama-3-405b-h100-16k") << 1;
+        // Megatron-Core's distributed optimizer with both halves partly exposed: MW4 (GPT 32B on 384
+        // H100, 48 data ranks one GPU a node).
+        QTest::newRow("distributed optimizer")
+            << QStringLiteral("../measured-runs-extra/training/MW4-megatron-core-gpt-32b-h100-384gpu.json") << 0;
     }
 
     // compute + bubble + exposed communication + optimizer = step time, segment after segment
@@ -309,6 +314,17 @@ private slots:
             sum += seg.durationS;
         }
         QVERIFY_NEAR(at, s.time, 1e-9);
+        // The updated weights' gather feeds the next forward: its exposed part follows the optimizer.
+        const auto labelled = [&](const std::string &label) {
+            return std::find_if(path.begin(), path.end(), [&](const auto &seg) { return seg.label == label; });
+        };
+        if (const auto gather = labelled("updated weights (exposed)"); gather != path.end()) {
+            const auto optimizer = labelled("optimizer");
+            QVERIFY(optimizer != path.end());
+            QVERIFY_NEAR(gather->startS, optimizer->startS + optimizer->durationS, 1e-12);
+        } else {
+            QVERIFY(plan.indexOf(QLatin1String("MW4")) < 0); // that row has one
+        }
         QVERIFY_NEAR(sum, s.compute + s.bubble + s.exposedCommunication + s.optimizer + s.overlapInterference, 1e-9);
         QVERIFY_NEAR(sum, s.time, 1e-9);
         for (std::size_t i = 0; i < e.collectives.size(); ++i) {
