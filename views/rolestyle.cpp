@@ -36,7 +36,9 @@ QString roleDescription(model::Role role)
     switch (role) {
     case model::Role::Data:
         return QCoreApplication::translate("Role", "Data parallelism: each group holds a full replica and "
-                                                   "all-reduces gradients once per step (ZeRO stages shard them).");
+                                                   "all-reduces gradients once per step (ZeRO stages shard them; Megatron's "
+                                                   "distributed optimizer reduce-scatters them and gathers the "
+                                                   "updated weights).");
     case model::Role::Fsdp:
         return QCoreApplication::translate("Role", "FSDP (ZeRO-3): weights, gradients and optimizer state sharded; "
                                                    "weights all-gathered before use, gradients reduce-scattered.");

@@ -1936,11 +1936,15 @@ std::optional<Error> TrainingCost::run()
         // microbatch's forward instead of all-reducing the gradients behind the backward.
         const bool splitsReduction = m_options.mode == CostMode::Achievable
                                      && gathersWeightsBehindForward(m_chip, m_train.stack, m_par.zeroStage);
-        // The pipeline's idle time then splits as a microbatch's passes do: the warmup before the
-        // first forward, the cooldown after the last backward.
+        // The reduce-scatter then has the pipeline's cooldown, its idle time after the last
+        // backward (the bubble's backward and recompute share). The gather has the warmup only on
+        // an interleaved schedule, whose align_param_gather (on by default) starts the first
+        // chunks' gathers as the schedule begins (megatron/core/pipeline_parallel/schedules.py);
+        // otherwise the first bucket's pre-hook fires when the first input arrives.
         const double forwardShare = 1.0 / (1.0 + kBackwardFactor + stageRecomputeFactor);
         const double window = tMb * kBackwardFactor * forwardShare + step.bubble * (splitsReduction ? 1.0 - forwardShare : 1.0);
-        const double forwardWindow = (tMb + step.bubble) * forwardShare;
+        const double warmup = m_par.schedule == PipelineSchedule::Interleaved1F1B ? step.bubble * forwardShare : 0.0;
+        const double forwardWindow = tMb * forwardShare + warmup;
         double used = 0;
         double usedForward = 0;
         double afterBackwardS = 0;
@@ -1975,7 +1979,7 @@ std::optional<Error> TrainingCost::run()
             expose(exposed, gather - gatherHidden, purpose == "gradients" ? "weights_s" : "expert_weights_s",
                    long(m_out.collectives.size()), "");
             addCollective(CollectiveOp::AllGather, weights, roles.front(), spans, w, 1.0, gather - gatherHidden, gather,
-                          stageFwdFlops, forwardWindow);
+                          stageFwdFlops, tMb * forwardShare);
         };
         reduce(denseGroup, denseElements, "gradients");
         reduce(expertGroup, expertElements, "expert gradients");
@@ -1985,7 +1989,9 @@ std::optional<Error> TrainingCost::run()
                                           + stageMoe * (sparse.matmulFlops + sparse.attnCoreFlops
                                                         + sparse.expertFlops / m_expertEfficiency))
                                          * kBackwardFactor * m_tokensMb / m_peak;
-            m_out.critical.dataTokensPerChip = m_tokensMb * used / backwardFlops;
+            // Under the distributed optimizer the weights' gather has the forward, a third of that.
+            m_out.critical.dataTokensPerChip
+                = m_tokensMb * std::max(used / backwardFlops, usedForward * kBackwardFactor / backwardFlops);
         }
         if (afterBackwardS > 0.05 * (step.compute + step.bubble))
             warn("cross-slice-gradients-exposed",
@@ -1996,9 +2002,10 @@ std::optional<Error> TrainingCost::run()
         if (dpExposed > 0.05 * (step.compute + step.bubble))
             warn("data-parallel-communication-bound",
                  splitsReduction
-                     ? "the gradient reduce-scatter and the updated weights' all-gather take " + formatSeconds(used + usedForward)
-                           + " and only " + formatSeconds(window + forwardWindow)
-                           + " of backward and forward hide them: the per-chip batch is below the data-parallel critical batch"
+                     ? "the gradient reduce-scatter and the updated weights' all-gather leave " + formatSeconds(dpExposed)
+                           + " exposed (" + formatSeconds(used) + " behind " + formatSeconds(window) + " of backward, "
+                           + formatSeconds(usedForward) + " behind " + formatSeconds(forwardWindow)
+                           + " of forward): the per-chip batch is below the data-parallel critical batch"
                      : "the gradient all-reduce takes " + formatSeconds(used) + " and only " + formatSeconds(window)
                            + " of backward hides it: the per-chip batch is below the data-parallel critical batch");
     }

@@ -1542,21 +1542,18 @@ private slots:
         QVERIFY2(rms < 0.1, qPrintable(QString::number(rms)));
     }
 
-    // A sliding-window layer attends to its window only (Gemma 2 9B: 4096 tokens in 21 of 42 layers).
-    // Model FLOPs per token at 8192 tokens lose 3 x 688,128 x (4096 - 3584) = 1.057e9 of the causal
-    // attention term against the same model with every layer global (tst_modelspec derives the keys);
-    // at 4096 tokens, inside the window, nothing changes. The achievable step shrinks with them.
     // Megatron-Core's distributed optimizer (ZeRO 1): the fp32 gradients are reduce-scattered
     // behind the last microbatch's backward and the updated bf16 weights all-gathered behind the
     // next step's first forward (overlap_grad_reduce, overlap_param_gather), where another stack,
-    // ZeRO 0 or the book's ideal model all-reduce the gradients behind the backward.
+    // ZeRO 0 or the book's ideal model all-reduce the gradients behind the backward. At 512 tokens
+    // a microbatch both halves outlast their windows, and what shows is what the step waits for.
     void distributedOptimizerGathersWeightsBehindTheForward()
     {
         const json model = {{"name", "dp-dense"}, {"layers", 4},   {"d_model", 4096}, {"d_ff", 16384},
                             {"heads", 32},        {"kv_heads", 8}, {"head_dim", 128}, {"vocab", 32000},
                             {"mlp", "gated"},     {"tied_embeddings", false}};
         json doc = plan(model, {{"chip", "h100-sxm"}, {"topology", {{"nodes", 4}, {"gpus_per_node", 8}}}},
-                        {{"data", 32}, {"zero_stage", 1}, {"microbatches", 2}}, 4096, 64);
+                        {{"data", 32}, {"zero_stage", 1}, {"microbatches", 2}}, 512, 64);
         doc["workload"]["stack"] = "megatron";
         doc["workload"]["param_dtype"] = "bf16";
         doc["workload"]["grad_dtype"] = "fp32";
@@ -1572,14 +1569,17 @@ private slots:
         QVERIFY_NEAR(weights.bytesPerChip, weights.bytes * 31.0 / 32.0, 1e-12);
         QCOMPARE(grads.countPerStep, std::int64_t(1));
         QCOMPARE(weights.countPerStep, std::int64_t(1));
-        // The gather hides behind one microbatch's forward, a third of its forward and backward
-        // (nothing is recomputed, no pipeline): only what outlasts it shows; the reduce-scatter
-        // behind the other two thirds.
+        // No pipeline, nothing recomputed: the gather hides behind a third of one microbatch, the
+        // reduce-scatter behind the other two thirds; both outlast them here, and the step waits
+        // for exactly those excesses.
         const double microbatch = e.step.compute / 2.0;
         QVERIFY_NEAR(weights.overlapS, microbatch / 3.0, 1e-9);
-        QVERIFY_NEAR(weights.exposedS, std::max(0.0, weights.timeS - microbatch / 3.0), 1e-9);
-        QVERIFY_NEAR(grads.exposedS, std::max(0.0, grads.timeS - 2.0 * microbatch / 3.0), 1e-9);
-        QVERIFY(weights.exposedS < weights.timeS); // the forward hides some of it here
+        QVERIFY_NEAR(weights.exposedS, weights.timeS - microbatch / 3.0, 1e-9);
+        QVERIFY_NEAR(grads.exposedS, grads.timeS - 2.0 * microbatch / 3.0, 1e-9);
+        QVERIFY(grads.exposedS > 0 && weights.exposedS > 0);
+        QCOMPARE(e.collectives.size(), std::size_t(2));
+        QVERIFY_NEAR(e.step.exposedCommunication, grads.exposedS + weights.exposedS, 1e-12);
+        QVERIFY(hasWarning(e, "data-parallel-communication-bound"));
 
         // Under torchtitan, at ZeRO 0 and in the book's model: one all-reduce of the gradients.
         json other = doc;
@@ -1591,8 +1591,45 @@ private slots:
             QVERIFY(std::none_of(x.collectives.begin(), x.collectives.end(),
                                  [](const CollectiveUse &c) { return c.purpose == "updated weights"; }));
         }
+
+        // Two pipeline stages, full recompute, 8 microbatches: a microbatch is F + B + R with
+        // F = R = tMb / 4. The reduce-scatter has the backward and recompute share of the bubble
+        // besides the last backward; the gather has the warmup's forward share only when the
+        // schedule is interleaved (align_param_gather), else one forward.
+        for (const bool interleaved : {false, true}) {
+            json piped = doc;
+            piped["parallelism"] = {{"data", 16}, {"pipeline", 2}, {"zero_stage", 1}, {"microbatches", 8}};
+            if (interleaved)
+                piped["parallelism"]["virtual_stages"] = 2;
+            piped["workload"]["remat"] = "full";
+            piped["workload"]["seq_len"] = 128;
+            piped["workload"]["global_batch"] = 128;
+            const Evaluation p = run(piped, CostMode::Achievable);
+            const double tMb = p.step.compute / 8.0;
+            const CollectiveUse g = collective(p, "gradients");
+            const CollectiveUse w = collective(p, "updated weights");
+            QVERIFY(p.step.bubble > 0);
+            QVERIFY(g.exposedS > 0 && w.exposedS > 0);
+            QVERIFY_NEAR(w.overlapS, tMb / 4.0, 1e-9);
+            QVERIFY_NEAR(w.exposedS, w.timeS - tMb / 4.0 - (interleaved ? p.step.bubble / 4.0 : 0.0), 1e-9);
+            QVERIFY_NEAR(g.exposedS, g.timeS - tMb / 2.0 - 3.0 * p.step.bubble / 4.0, 1e-9);
+        }
+
+        // A mixture of experts: the expert weights' gradients and updated weights go over data
+        // alone, the rest over data and expert, each split the same way.
+        json moe = doc;
+        moe["model"]["moe"] = {{"experts", 8}, {"experts_per_token", 2}, {"d_ff_expert", 4096}};
+        moe["parallelism"] = {{"data", 4}, {"expert", 8}, {"zero_stage", 1}, {"microbatches", 2}};
+        const Evaluation m = run(moe, CostMode::Achievable);
+        QCOMPARE(collective(m, "expert gradients").op, CollectiveOp::ReduceScatter);
+        QCOMPARE(collective(m, "updated expert weights").op, CollectiveOp::AllGather);
+        QVERIFY_NEAR(collective(m, "updated expert weights").bytes, collective(m, "expert gradients").bytes / 2.0, 1e-12);
     }
 
+    // A sliding-window layer attends to its window only (Gemma 2 9B: 4096 tokens in 21 of 42 layers).
+    // Model FLOPs per token at 8192 tokens lose 3 x 688,128 x (4096 - 3584) = 1.057e9 of the causal
+    // attention term against the same model with every layer global (tst_modelspec derives the keys);
+    // at 4096 tokens, inside the window, nothing changes. The achievable step shrinks with them.
     void slidingWindowAttendsOnlyItsWindow()
     {
         const auto gemmaPlan = [](bool windowed, std::int64_t seqLen) {
