@@ -99,6 +99,12 @@ bool runsTransformerEngineRecipes(const Chip &chip)
     return !chip.isTpu() && chip.listedPeakFlops(DType::Fp8) > 0;
 }
 
+// Megatron-LM and NeMo (Megatron-Bridge) both train through Megatron-Core.
+bool runsMegatronCore(std::string_view stack)
+{
+    return stack == "megatron" || stack == "nemo";
+}
+
 std::string_view firstListed(const Chip &chip, std::initializer_list<std::string_view> preference)
 {
     for (std::string_view name : preference)
@@ -227,7 +233,7 @@ bool gathersWeightsBehindForward(const Chip &chip, std::string_view stack, int z
     // distributed_data_parallel_config.py): each bucket's weights are gathered in a forward
     // pre-hook as the first microbatch reaches it. Megatron-LM's and NeMo's performance recipes
     // run the distributed optimizer with both on; a plan writes it as ZeRO 1 or 2.
-    return !chip.isTpu() && zeroStage >= 1 && zeroStage <= 2 && (stack == "megatron" || stack == "nemo");
+    return !chip.isTpu() && zeroStage >= 1 && zeroStage <= 2 && runsMegatronCore(stack);
 }
 
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack)
@@ -363,7 +369,7 @@ double moeHostIssueSeconds(const Chip &chip, std::string_view stack)
     // experts = 25.7 us each. Its Qwen3.5-35B-A3B control on the same GPUs, with twice the local
     // experts, idles 4.204 s in 26.048 s. Blackwell recipes capture the layer; TPUs run one program.
     const bool hopper = runsTransformerEngineRecipes(chip) && chip.listedPeakFlops(DType::Fp4) <= 0;
-    return hopper && (stack == "megatron" || stack == "nemo") ? kMoeHostIssuePerExpertS : 0.0;
+    return hopper && runsMegatronCore(stack) ? kMoeHostIssuePerExpertS : 0.0;
 }
 
 bool deduplicatesExpertDispatch(const Chip &chip, std::string_view stack, ExpertDispatch asked)

@@ -239,6 +239,8 @@ private:
     StageWeights stageWeights(int stage) const;
     /// DualPipe (DeepSeek-V3 report, section 3.2.1): each rank also holds the mirror stage.
     bool dualPipe() const { return m_par.schedule == PipelineSchedule::DualPipe && m_d.pipeline > 1; }
+    /// Routed experts on one chip (experts / expert degree); 0 for a dense model.
+    double localExperts() const { return m_model.moe ? double(m_model.moe->experts) / m_d.expert : 0.0; }
     double layerForwardTime(const LayerCost &layer) const;
     /// A layer's forward work beside its matmuls: elementwise traffic, naive attention's scores,
     /// fp8 casts and kernel launches, per microbatch.
@@ -349,7 +351,6 @@ private:
     double m_ringForwardShare = 1;   ///< the attention kernels' share of the core's time under that ring ...
     double m_ringBackwardShare = 1;  ///< ... forward and backward (the rest merges and accumulates blocks)
     double m_moeHostPerExpertS = 0;  ///< GPU idle per local expert and MoE layer forward while the host issues it
-    double m_localExperts = 0;       ///< routed experts on one chip
     double m_castBytes = 0;          ///< HBM bytes per linear-input element per step for fp8 casts and transposes
     /// Tensor-parallel collectives beside the matmuls: asked for by the plan, or done by the stack.
     bool m_tensorOverlap = false;
@@ -636,7 +637,7 @@ double TrainingCost::layerOverheadTime(const LayerCost &layer) const
     // A TPU runs the step as one compiled program: no kernel launches between its matmuls.
     const bool launches = m_options.mode == CostMode::Achievable && !m_chip.isTpu();
     const double launchTime = launches ? kMatmulLaunchS * layer.matmulKernels : 0.0;
-    const double hostTime = layer.expertFlops > 0 ? m_moeHostPerExpertS * m_localExperts : 0.0;
+    const double hostTime = layer.expertFlops > 0 ? m_moeHostPerExpertS * localExperts() : 0.0;
     return elementwiseTime + scoreTime + castTime + launchTime + hostTime;
 }
 
@@ -939,7 +940,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
           "an MoE layer under Megatron-Core on Hopper: the GPU idles while the host reads the tokens per expert and "
           "launches each local expert's matmuls (Megatron-Bridge's Nsight profile of its 16-H100 Qwen3-30B-A3B recipe); "
           "0 for other stacks and chips"},
-         {"local_experts", c.expertFlops > 0 ? m_localExperts : 0.0, "", "routed experts on this chip (experts / expert degree)"}},
+         {"local_experts", c.expertFlops > 0 ? localExperts() : 0.0, "", "routed experts on this chip (experts / expert degree)"}},
         "Work beside the matmuls: elementwise operations reading and writing HBM, naive attention's scores, fp8 "
         "casts, kernel launches and host waits. The book's ideal model leaves it out.",
         "1", "Where does the time go?");
@@ -1320,12 +1321,9 @@ std::optional<Error> TrainingCost::run()
         m_ring = contextParallelRing(m_chip, m_train.stack);
         chargeContextRingTraffic();
     }
-    if (m.moe) {
-        m_localExperts = double(m.moe->experts) / m_d.expert;
-        if (!ideal) {
-            m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-            m_moeHostPerExpertS = moeHostIssueSeconds(m_chip, m_train.stack);
-        }
+    if (m.moe && !ideal) {
+        m_expertEfficiency = expertDispatchEfficiency(m_chip, m_peak / m_hbm, double(m.moe->dFfExpert));
+        m_moeHostPerExpertS = moeHostIssueSeconds(m_chip, m_train.stack);
     }
     // A chip without units for an 8-bit compute dtype runs the plan's matmuls at its 16-bit rate
     // (peakFlops) and keeps 16-bit activations: no recipe stores what it cannot multiply.
@@ -1965,7 +1963,8 @@ std::optional<Error> TrainingCost::run()
             const double hidden = afterBackward ? 0.0 : std::min(each, std::max(0.0, window - used));
             afterBackwardS += afterBackward ? each : 0.0;
             used += each;
-            expose(exposed, each - hidden, purpose == "gradients" ? "gradients_s" : "expert_gradients_s", long(m_out.collectives.size()), "");
+            const bool dense = purpose == "gradients";
+            expose(exposed, each - hidden, dense ? "gradients_s" : "expert_gradients_s", long(m_out.collectives.size()), "");
             addCollective(splitsReduction ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, purpose, roles.front(),
                           spans, v, 1.0, each - hidden, each, kBackwardFactor * stageFwdFlops, tMb * kBackwardFactor * forwardShare);
             if (!splitsReduction)
@@ -1975,11 +1974,9 @@ std::optional<Error> TrainingCost::run()
             const double gather = cost(CollectiveOp::AllGather, spans, w).time;
             const double gatherHidden = std::min(gather, std::max(0.0, forwardWindow - usedForward));
             usedForward += gather;
-            const std::string weights = purpose == "gradients" ? "updated weights" : "updated expert weights";
-            expose(exposed, gather - gatherHidden, purpose == "gradients" ? "weights_s" : "expert_weights_s",
-                   long(m_out.collectives.size()), "");
-            addCollective(CollectiveOp::AllGather, weights, roles.front(), spans, w, 1.0, gather - gatherHidden, gather,
-                          stageFwdFlops, tMb * forwardShare);
+            expose(exposed, gather - gatherHidden, dense ? "weights_s" : "expert_weights_s", long(m_out.collectives.size()), "");
+            addCollective(CollectiveOp::AllGather, dense ? "updated weights" : "updated expert weights", roles.front(), spans,
+                          w, 1.0, gather - gatherHidden, gather, stageFwdFlops, tMb * forwardShare);
         };
         reduce(denseGroup, denseElements, "gradients");
         reduce(expertGroup, expertElements, "expert gradients");
