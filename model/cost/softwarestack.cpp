@@ -225,6 +225,35 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     return stack == "nemo" && dModel > kNemoWidestWithoutOverlap;
 }
 
+StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, bool gatedMlp)
+{
+    StepRemat step{&remat};
+    if (stack != "torchtitan" || remat.kind != Remat::Selective)
+        return step;
+    // torchtitan's selective activation checkpointing, "op" (its Llama 3 8B config's choice; the
+    // 70B and 405B configs run full), is a per-operator policy: the block's forward runs under
+    // create_selective_checkpoint_contexts with MUST_SAVE for the outputs of aten.mm, the SDPA
+    // flash and efficient kernels, the functional reduce-scatter and abs/max (fp8 amax), "except
+    // every second mm", counted per block (torchtitan 9dec370,
+    // torchtitan/parallelisms/parallelize_llama.py, _save_list and _apply_ac_to_transformer_block).
+    // A Llama block's matmuls run wq, wk, wv, wo, then w1, w3, w2 (model.py: w2(silu(w1(x)) *
+    // w3(x))), so wq, wv, w1 and w2 are kept and wk, wo and w3 rebuilt; w2's output only enters
+    // the next block's kept input. The attention output is kept, so the core is not run again.
+    // Every other op (the norms, the rotary embedding, SiLU and the gate product, the residual
+    // adds, fp8 casts) is PREFER_RECOMPUTE and runs again. A plain MLP's second mm is its down
+    // projection, which the backward does not read: its up projection is kept whole.
+    static const RematPolicy gated{
+        Remat::Custom, "selective",
+        {RematTensor::QueryProj, RematTensor::ValueProj, RematTensor::Context, RematTensor::MlpWo}, {}};
+    static const RematPolicy plain{
+        Remat::Custom, "selective",
+        {RematTensor::QueryProj, RematTensor::ValueProj, RematTensor::Context, RematTensor::MlpWi, RematTensor::MlpWo}, {}};
+    step.policy = gatedMlp ? &gated : &plain;
+    step.mlpUpRebuilt = gatedMlp ? 0.5 : 1.0;
+    step.rebuildsElementwise = true;
+    return step;
+}
+
 bool gathersWeightsBehindForward(const Chip &chip, std::string_view stack, int zeroStage)
 {
     // Megatron-Core's DistributedDataParallelConfig: overlap_grad_reduce "overlap grad

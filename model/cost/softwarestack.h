@@ -4,6 +4,7 @@
 // stack documents it.
 
 #include "base/dtype.h"
+#include "plan/rematpolicy.h"
 
 #include <optional>
 #include <string>
@@ -67,6 +68,30 @@ double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional
 /// they are then saved, normed and sent 1/TP each, as under Megatron's sequence parallelism. Only
 /// in the achievable model.
 bool shardsActivationsOverTensor(const Chip &chip, std::string_view stack);
+
+/// The activation checkpointing a training step runs: the plan's remat as its stack reads it.
+struct StepRemat {
+    const RematPolicy *policy = nullptr; ///< the plan's, or a static one of the stack's
+    /// The share of mlpwi the backward rebuilds where the policy rebuilds it: 1, or one of a gated
+    /// MLP's two up projections.
+    double mlpUpRebuilt = 1.0;
+    /// Every norm, activation, rotary embedding and cast of the layer runs again in the backward,
+    /// however few matmuls do (a policy that keeps only compute ops' outputs); otherwise they run
+    /// again in the share of the layer's FLOPs that is rebuilt.
+    bool rebuildsElementwise = false;
+
+    /// The share of `t` the backward rebuilds: 0 kept or offloaded, 1 rebuilt (Remat::Custom).
+    double rebuiltShare(RematTensor t) const
+    {
+        return policy->rebuilds(t) ? (t == RematTensor::MlpWi ? mlpUpRebuilt : 1.0) : 0.0;
+    }
+};
+
+/// How `stack` runs the plan's `remat` for a model whose MLP is gated or not, in the achievable
+/// model (the ideal one keeps the plan's policy as the book reads it). "selective" is Megatron's
+/// (the attention core rebuilt) except under torchtitan, whose selective checkpointing keeps
+/// operator outputs: a Remat::Custom policy then says which.
+StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, bool gatedMlp);
 
 /// Whether `stack` splits the data-parallel gradient reduction of a ZeRO 1-2 plan (`zeroStage`)
 /// as Megatron-Core's distributed optimizer does: the gradients reduce-scattered behind the last

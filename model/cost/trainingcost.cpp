@@ -133,23 +133,6 @@ std::size_t at(RematTensor t)
     return static_cast<std::size_t>(t);
 }
 
-// What the backward pass of a layer reads besides the layer input: the queries, keys and values
-// (attention backward, and the input norm from the kept layer input), the attention output (the
-// output projection's weight gradient), the output projection (the residual h = input + out_proj
-// that the MLP's norm reads back) and the MLP's up projection (activation backward, down
-// projection's weight gradient). Each one's inputs are in this list or the layer input, so a
-// tensor that is neither saved nor offloaded is rebuilt exactly once. mlpwo only enters the next
-// layer's input, which is kept: jax.checkpoint never keeps it as a residual, so saving or
-// offloading it costs nothing and it is never recomputed.
-constexpr std::array kBackwardReads{RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj,
-                                    RematTensor::Context, RematTensor::OutProj, RematTensor::MlpWi};
-
-bool rebuilt(const RematPolicy &policy, RematTensor t)
-{
-    return std::find(kBackwardReads.begin(), kBackwardReads.end(), t) != kBackwardReads.end()
-           && !policy.saved.count(t) && !policy.offloaded.count(t);
-}
-
 class TrainingCost
 {
 public:
@@ -173,6 +156,8 @@ public:
         const bool compiled =
             compilesBlocks(m_chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, compiled);
+        m_remat = ideal ? StepRemat{&plan.training.remat}
+                        : stepRemat(plan.training.stack, plan.training.remat, plan.model.mlp == MlpKind::Gated);
         m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion, compiled);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
@@ -318,6 +303,7 @@ private:
     /// The plan's sequence_parallel, or a stack that shards activations over the tensor axis anyway.
     bool m_sequenceParallel = false;
     const TrainingSpec &m_train;
+    StepRemat m_remat; ///< the plan's remat as its stack runs it (the plan's own in the ideal model)
     const Placement &m_placement;
     Evaluation &m_out;
     ParamCounts m_params;
@@ -646,16 +632,18 @@ double TrainingCost::customRecomputeTime(const LayerCost &layer) const
     double flops = 0;
     double expertFlops = 0;
     double attentionFlops = 0; // the attention core, at its kernel's forward rate
-    for (RematTensor t : kBackwardReads)
-        if (rebuilt(m_train.remat, t)) {
-            (t == RematTensor::Context ? attentionFlops : flops) += layer.rematFlops[at(t)];
-            expertFlops += layer.rematExpertFlops[at(t)];
-        }
+    for (RematTensor t : kRematBackwardReads) {
+        const double rebuilt = m_remat.rebuiltShare(t);
+        (t == RematTensor::Context ? attentionFlops : flops) += rebuilt * layer.rematFlops[at(t)];
+        expertFlops += rebuilt * layer.rematExpertFlops[at(t)];
+    }
     // Rebuilding a tensor runs the norms, activations and casts in front of its matmul again: the
     // layer's non-matmul work in the share of its FLOPs that is rebuilt (all of it, as full remat
-    // pays, when every tensor the backward reads is rebuilt).
+    // pays, when every tensor the backward reads is rebuilt, or when the policy keeps none of it).
     const double layerFlops = layer.matmulFlops + layer.expertFlops + layer.attnCoreFlops;
-    const double share = layerFlops > 0 ? std::min(1.0, (flops + expertFlops + attentionFlops) / layerFlops) : 0.0;
+    const double share = m_remat.rebuildsElementwise ? 1.0
+                         : layerFlops > 0 ? std::min(1.0, (flops + expertFlops + attentionFlops) / layerFlops)
+                                          : 0.0;
     return (flops * layer.matmulShape + expertFlops * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
            + attentionFlops * m_tokensMb / m_attnFwdRate + share * layerOverheadTime(layer);
 }
@@ -663,17 +651,22 @@ double TrainingCost::customRecomputeTime(const LayerCost &layer) const
 double TrainingCost::customSavedElements(const LayerCost &layer) const
 {
     // The layer input stays in HBM unless the policy offloads it (MaxText's decoder_layer_input).
-    double elements = m_train.remat.offloaded.count(RematTensor::LayerInput) ? 0.0 : layer.savedFull;
-    for (RematTensor t : m_train.remat.saved)
+    const RematPolicy &policy = *m_remat.policy;
+    double elements = policy.offloaded.count(RematTensor::LayerInput) ? 0.0 : layer.savedFull;
+    for (RematTensor t : policy.saved)
         if (t != RematTensor::MlpWo && t != RematTensor::LayerInput)
             elements += layer.rematWidth[at(t)];
+    // What the policy rebuilds only in part (one of a gated MLP's up projections) keeps the rest.
+    for (RematTensor t : kRematBackwardReads)
+        if (policy.rebuilds(t))
+            elements += (1.0 - m_remat.rebuiltShare(t)) * layer.rematWidth[at(t)];
     return elements;
 }
 
 double TrainingCost::offloadedElements(const LayerCost &layer) const
 {
     double elements = 0;
-    for (RematTensor t : m_train.remat.offloaded)
+    for (RematTensor t : m_remat.policy->offloaded)
         if (t != RematTensor::MlpWo)
             elements += layer.rematWidth[at(t)];
     return elements;
@@ -768,7 +761,7 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
     const LayerCost dense = layerCost(false);
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
     const auto saved = [&](const LayerCost &c) {
-        switch (m_train.remat.kind) {
+        switch (m_remat.policy->kind) {
         case Remat::None:
             return c.savedNone;
         case Remat::Selective:
@@ -784,7 +777,7 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
     a.savedMoe = saved(sparse);
     a.perMicrobatch = (a.denseLayers * a.savedDense + a.moeLayers * a.savedMoe) * m_peakTokensMb * m_actBytes;
     // One layer's activations are rebuilt during its backward.
-    if (m_train.remat.kind == Remat::Full || m_train.remat.kind == Remat::Custom)
+    if (m_remat.policy->kind == Remat::Full || m_remat.policy->kind == Remat::Custom)
         a.working = std::max(dense.savedSelective, sparse.savedSelective) * m_peakTokensMb * m_actBytes;
     const bool last = stage == m_d.pipeline - 1 || (dualPipe() && stage == 0);
     if (last) // the logits (16-bit under an fp8 recipe), whose gradient overwrites them in place
@@ -988,7 +981,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
     std::string expression = "0";
     std::vector<DerivationValue> recomputeValues;
     std::string words = "Without rematerialisation the backward reads saved activations: nothing is recomputed.";
-    switch (m_train.remat.kind) {
+    switch (m_remat.policy->kind) {
     case Remat::None:
         break;
     case Remat::Full:
@@ -1006,7 +999,11 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
         recomputeValues = {{"rebuilt_s", recompute, "",
                             "the FLOPs of the tensors the policy neither saves nor offloads, at the matmul and attention rates, "
                             "and their share of the work beside the matmuls"}};
-        words = "A custom remat policy recomputes exactly the tensors it neither saves nor offloads.";
+        words = m_train.remat.kind == Remat::Selective
+                    ? "torchtitan's selective checkpointing keeps the outputs of the matmuls but every second one (the "
+                      "keys, the output projection and a gated MLP's up projection are rebuilt) and of the attention "
+                      "kernel; every norm, activation and cast runs again."
+                    : "A custom remat policy recomputes exactly the tensors it neither saves nor offloads.";
         break;
     }
     m_why.term(prefix + "_layer_recompute_s", recompute, expression, recomputeValues, words, "4", "Gradient checkpointing");
@@ -1271,7 +1268,7 @@ void TrainingCost::chargeContextRingTraffic()
 OperationRecompute TrainingCost::operationRecompute(const LayerCost &dense, const LayerCost &sparse) const
 {
     OperationRecompute r;
-    switch (m_train.remat.kind) {
+    switch (m_remat.policy->kind) {
     case Remat::None:
         break;
     case Remat::Selective:
@@ -1281,8 +1278,7 @@ OperationRecompute TrainingCost::operationRecompute(const LayerCost &dense, cons
         r = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
         break;
     case Remat::Custom: {
-        const RematPolicy &p = m_train.remat;
-        const auto share = [&](RematTensor t) { return rebuilt(p, t) ? 1.0 : 0.0; };
+        const auto share = [&](RematTensor t) { return m_remat.rebuiltShare(t); };
         double qkv = 0;
         double rebuiltQkv = 0;
         for (RematTensor t : {RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj}) {
@@ -1360,8 +1356,8 @@ std::optional<Error> TrainingCost::run()
 
     // Recompute: full remat runs the forward pass again, selective only the attention core, a
     // custom policy the tensors it neither saves nor offloads.
-    const bool custom = m_train.remat.kind == Remat::Custom;
-    const double recomputeFactor = m_train.remat.kind == Remat::Full ? 1.0 : 0.0;
+    const bool custom = m_remat.policy->kind == Remat::Custom;
+    const double recomputeFactor = m_remat.policy->kind == Remat::Full ? 1.0 : 0.0;
     const LayerCost dense = layerCost(false);
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
     const double denseFwd = layerForwardTime(dense);
@@ -1370,7 +1366,7 @@ std::optional<Error> TrainingCost::run()
     const auto layerRecompute = [&](const LayerCost &c, double fwd) {
         if (custom)
             return customRecomputeTime(c);
-        return recomputeFactor * fwd + (m_train.remat.kind == Remat::Selective ? attnCoreTime(c) : 0.0);
+        return recomputeFactor * fwd + (m_remat.policy->kind == Remat::Selective ? attnCoreTime(c) : 0.0);
     };
     const double denseRecompute = layerRecompute(dense, denseFwd);
     const double sparseRecompute = layerRecompute(sparse, sparseFwd);
@@ -1633,9 +1629,9 @@ std::optional<Error> TrainingCost::run()
     // Recomputed forwards redo their collectives. Full remat redoes every one; a custom policy
     // the attention block's tensor collective when it rebuilds out_proj, the experts' dispatch
     // when it rebuilds mlpwi and the context ring when it rebuilds the attention output.
-    const double recomputeRounds = m_train.remat.kind == Remat::Full ? 1.0 : 0.0;
+    const double recomputeRounds = m_remat.policy->kind == Remat::Full ? 1.0 : 0.0;
     const auto rounds = [&](RematTensor t, double share) {
-        return custom ? (rebuilt(m_train.remat, t) ? share : 0.0) : recomputeRounds;
+        return custom ? (m_remat.policy->rebuilds(t) ? share : 0.0) : recomputeRounds;
     };
     const double tensorRounds = rounds(RematTensor::OutProj, 1.0 / blocksPerLayer);
     const double expertRounds = rounds(RematTensor::MlpWi, 0.5);
@@ -1647,7 +1643,7 @@ std::optional<Error> TrainingCost::run()
 
     // Host offload: each offloaded tensor goes to host memory during the forward and comes back
     // for the backward over PCIe, hidden behind that layer's forward, backward and recompute.
-    if (custom && !m_train.remat.offloaded.empty()) {
+    if (custom && !m_remat.policy->offloaded.empty()) {
         const auto layerExposed = [&](const LayerCost &c, double fwd, double backward, double recompute) {
             const double elements = offloadedElements(c); // mlpwo alone moves nothing (and needs no PCIe)
             if (elements <= 0)

@@ -60,6 +60,12 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     }
 }
 
+StepRemat TrainingBound::stepRematOf(const TrainingShape &shape) const
+{
+    return m_mode == CostMode::Ideal ? StepRemat{shape.remat}
+                                     : stepRemat(m_plan.training.stack, *shape.remat, m_plan.model.mlp == MlpKind::Gated);
+}
+
 std::pair<double, double> TrainingBound::attentionRates(int context) const
 {
     if (!m_kernel)
@@ -88,7 +94,7 @@ std::pair<double, double> TrainingBound::layerTime(const Layer &l, const Trainin
     // matmuls may run at a better shape than the forward's, which only its FLOP term carries).
     const double backward = 2.0 * (flopsTime + overhead) - 2.0 * core + l.attentionFlops * tokens * m_attnBackwardFactor / attnBwd;
     double recompute = 0;
-    switch (shape.remat->kind) {
+    switch (stepRematOf(shape).policy->kind) {
     case Remat::None:
         break;
     case Remat::Selective:
@@ -190,7 +196,8 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
                                  : double(m.dFf) / tp;
     l.linearInputs = norms * d + attnOut + mlpHidden;
-    const RematPolicy &policy = *shape.remat;
+    const StepRemat remat = stepRematOf(shape);
+    const RematPolicy &policy = *remat.policy;
     switch (policy.kind) {
     case Remat::None:
         l.saved = base + (flash ? 2.0 * heads : 1.5 * heads * T);
@@ -206,12 +213,14 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
         for (RematTensor t : policy.saved)
             if (t != RematTensor::MlpWo && t != RematTensor::LayerInput)
                 l.saved += widths[at(t)];
-        // What the backward reads and the policy neither keeps nor offloads is rebuilt.
-        for (RematTensor t : {RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj,
-                              RematTensor::Context, RematTensor::OutProj, RematTensor::MlpWi})
-            if (!policy.saved.count(t) && !policy.offloaded.count(t)) {
-                (t == RematTensor::Context ? l.recomputeAttention : l.recomputeFlops) += rebuild[at(t)];
-                l.recomputeExpert += rebuildExpert[at(t)];
+        // What the backward reads and the policy neither keeps nor offloads is rebuilt (what it
+        // rebuilds in part keeps the rest).
+        for (RematTensor t : kRematBackwardReads)
+            if (policy.rebuilds(t)) {
+                const double rebuilt = remat.rebuiltShare(t);
+                (t == RematTensor::Context ? l.recomputeAttention : l.recomputeFlops) += rebuilt * rebuild[at(t)];
+                l.recomputeExpert += rebuilt * rebuildExpert[at(t)];
+                l.saved += (1.0 - rebuilt) * widths[at(t)];
             }
         break;
     }
@@ -376,7 +385,8 @@ TrainingBounds TrainingBound::bounds(const TrainingShape &shape, const Layers &l
     // Memory: the chip kinds the evaluation reports (first, middle and last stage).
     const WeightStateShards shards{double(degree(Role::Fsdp)), double(degree(Role::Data)) * degree(Role::Context),
                                    double(degree(Role::Expert))};
-    const bool keepsOne = shape.remat->kind == Remat::Full || shape.remat->kind == Remat::Custom;
+    const Remat rematKind = stepRematOf(shape).policy->kind;
+    const bool keepsOne = rematKind == Remat::Full || rematKind == Remat::Custom;
     const auto stageMemory = [&](int s, std::size_t kind) {
         const double expertElements = (dualPipe ? layers.dualStageExpertElements : layers.stageExpertElements)[kind];
         const double denseElements = (dualPipe ? layers.dualStageElements : layers.stageElements)[kind] - expertElements;
@@ -510,10 +520,10 @@ double TrainingBound::exposedCommunication(const TrainingShape &shape, const Lay
     const double tensorCollectives = blocks * (m.layers / pipeline) * shape.microbatches * times.tensor;
     if (!tensorOverlap) {
         // Forward and backward, again for a recomputed forward; the least loaded stage's layers.
-        const RematPolicy &policy = *shape.remat;
+        const RematPolicy &policy = *stepRematOf(shape).policy;
         double rounds = policy.kind == Remat::Full ? 1.0 : 0.0;
         if (policy.kind == Remat::Custom)
-            rounds = !policy.saved.count(RematTensor::OutProj) && !policy.offloaded.count(RematTensor::OutProj) ? 1.0 / blocks : 0.0;
+            rounds = policy.rebuilds(RematTensor::OutProj) ? 1.0 / blocks : 0.0;
         // A stack that overlaps the backward's round (XLA on TPUs) may hide all of it.
         const bool backward = m_mode == CostMode::Achievable
                               && overlapsTensorBackward(m_plan.topology.chip(), m_plan.training.stack);

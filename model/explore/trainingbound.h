@@ -3,6 +3,7 @@
 // memory alone, before any collective is priced: what lets the plan search skip candidates and
 // stay exact (a candidate is skipped only when its bounds already lose).
 
+#include "cost/softwarestack.h"
 #include "hardware/attentionkernel.h"
 #include "hardware/collective.h"
 #include "plan/placement.h"
@@ -125,6 +126,8 @@ public:
 
 private:
     Layer layer(const TrainingShape &shape, bool moe) const;
+    /// The shape's remat as the plan's stack runs it (as the cost model reads it).
+    StepRemat stepRematOf(const TrainingShape &shape) const;
     /// Forward, backward and recompute of one layer for one microbatch of `tokens`.
     /// A layer's forward, and its backward with the recompute, for one microbatch.
     std::pair<double, double> layerTime(const Layer &l, const TrainingShape &shape, double tokens, double attnFwd,

@@ -2,6 +2,7 @@
 
 #include "base/jsonfields.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <vector>
@@ -124,6 +125,12 @@ RematPolicy readPolicy(const json &value, const std::string &path)
 }
 
 } // namespace
+
+bool RematPolicy::rebuilds(RematTensor t) const
+{
+    return std::find(kRematBackwardReads.begin(), kRematBackwardReads.end(), t) != kRematBackwardReads.end()
+           && !saved.count(t) && !offloaded.count(t);
+}
 
 RematPolicy RematPolicy::legacy(Remat kind)
 {

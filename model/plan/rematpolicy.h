@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <set>
 #include <string>
 #include <string_view>
@@ -34,6 +35,17 @@ enum class RematTensor {
 };
 inline constexpr std::size_t kRematTensorCount = 8;
 
+/// What the backward pass of a layer reads besides the layer input: the queries, keys and values
+/// (attention backward, and the input norm from the kept layer input), the attention output (the
+/// output projection's weight gradient), the output projection (the residual h = input + out_proj
+/// that the MLP's norm reads back) and the MLP's up projection (activation backward, down
+/// projection's weight gradient). Each one's inputs are in this list or the layer input, so a
+/// tensor that is neither saved nor offloaded is rebuilt exactly once. mlpwo only enters the next
+/// layer's input, which is kept: jax.checkpoint never keeps it as a residual, so saving or
+/// offloading it costs nothing and it is never recomputed.
+inline constexpr std::array kRematBackwardReads{RematTensor::QueryProj, RematTensor::KeyProj, RematTensor::ValueProj,
+                                                RematTensor::Context,   RematTensor::OutProj, RematTensor::MlpWi};
+
 /// A remat policy as the plan names it. For the legacy strings (and their aliases) the sets are
 /// empty and `kind` says what is kept; for Remat::Custom the sets do.
 struct RematPolicy {
@@ -43,6 +55,10 @@ struct RematPolicy {
     std::set<RematTensor> offloaded; ///< moved to host memory in the forward, back for the backward
 
     bool operator==(const RematPolicy &) const = default;
+
+    /// Whether the backward rebuilds `t` under a custom policy: one it reads that is neither
+    /// saved nor offloaded.
+    bool rebuilds(RematTensor t) const;
 
     /// The policy a legacy string names (none, selective, full).
     static RematPolicy legacy(Remat kind);

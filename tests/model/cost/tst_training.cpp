@@ -1136,6 +1136,49 @@ private slots:
         QVERIFY_NEAR(e.step.recompute, 4.0 * perLayer, 1e-9);
     }
 
+    // torchtitan's selective checkpointing (op) keeps the outputs of every matmul but the second,
+    // fourth and sixth of a Llama block (wk, wo, w3) and of the attention kernel; every other op
+    // runs again (torchtitan 9dec370 parallelize_llama.py, _save_list). On the small A100 plan
+    // (MHA d 2048, gated d_ff 8192, no shape term) a layer rebuilds per token the keys (2 x 2048 x
+    // 2048 = 8,388,608 FLOPs), the output projection (8,388,608) and one of the two up projections
+    // (2 x 2048 x 8192 = 33,554,432), not the attention core, and all of its eager elementwise
+    // traffic (2.25 shares of 40,960 elements x 2 bytes, both ways) and its 4 launches. It keeps
+    // the layer input, q, v and the attention output (2048 each) and half of mlpwi (8192) per token.
+    void torchtitanSelectiveKeepsEveryOtherMatmul()
+    {
+        json p = kernelPlan("a100-80gb", "torchtitan");
+        p["workload"]["remat"] = "selective";
+        p["workload"]["compile"] = false;
+        const Evaluation e = run(p, CostMode::Achievable);
+        const double tokens = 8192;
+        const double matmul = 8'388'608.0 + 8'388'608.0 + 33'554'432.0;
+        const double overhead = 2.0 * 2.25 * 40960.0 * tokens * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+        QVERIFY_NEAR(e.step.recompute, 4.0 * (matmul * tokens / (312e12 * 0.62) + overhead), 1e-9);
+        // The activations it keeps: a policy object that saves q, v and the attention output (and
+        // rebuilds all of mlpwi) keeps 8192 elements a token and layer less.
+        json kept = p;
+        kept["workload"]["remat"] = {{"save", {"query_proj", "value_proj", "context", "mlpwo"}}};
+        const Evaluation k = run(kept, CostMode::Achievable);
+        QVERIFY_NEAR(e.memory.activations - k.memory.activations, 4.0 * 8192 * tokens * 2.0, 1e-12);
+        QCOMPARE(k.step.recompute > e.step.recompute, true);
+        // A plain MLP's second matmul is its down projection, which the backward does not read: its
+        // up projection (2 x 2048 x 8192 FLOPs) is kept whole and only the keys and the output
+        // projection are rebuilt.
+        json plain = p;
+        plain["model"]["mlp"] = "plain";
+        const Evaluation pl = run(plain, CostMode::Achievable);
+        const double plainOverhead = 2.0 * 2.25 * 32768.0 * tokens * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+        QVERIFY_NEAR(pl.step.recompute, 4.0 * (16'777'216.0 * tokens / (312e12 * 0.62) + plainOverhead), 1e-9);
+        // Megatron's "selective" rebuilds the attention core, as the book's ideal model does for
+        // every stack.
+        json megatron = kernelPlan("a100-80gb", "megatron");
+        megatron["workload"]["remat"] = "selective";
+        const double core = 2.0 * 4096.0 * 16 * 256;
+        QVERIFY(run(megatron, CostMode::Achievable).step.recompute != e.step.recompute);
+        QCOMPARE(run(p).step.recompute, run(megatron).step.recompute);
+        QVERIFY_NEAR(run(p).step.recompute, 4.0 * core * tokens / 312e12, 1e-9);
+    }
+
     // NeMo's recipes overlap the sequence-parallel all-gathers and reduce-scatters with the
     // matmuls (Transformer Engine userbuffers) for layers wider than d_model 4096; Megatron-Core
     // on Hopper does at every width (its performance runs pass --tp-comm-overlap), the 2021-22
