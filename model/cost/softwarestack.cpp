@@ -3,6 +3,7 @@
 #include "hardware/attentionkernel.h"
 #include "hardware/chip.h"
 #include "plan/plan.h"
+#include "plan/rematpolicy.h"
 #include "transformer/modelspec.h"
 
 #include <algorithm>
@@ -225,10 +226,18 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     return stack == "nemo" && dModel > kNemoWidestWithoutOverlap;
 }
 
-StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, bool gatedMlp)
+double StepRemat::rebuiltShare(RematTensor t) const
+{
+    return policy->rebuilds(t) ? (t == RematTensor::MlpWi ? mlpUpRebuilt : 1.0) : 0.0;
+}
+
+StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model)
 {
     StepRemat step{&remat};
-    if (stack != "torchtitan" || remat.kind != Remat::Selective)
+    // The count below is a Llama block's. torchtitan's MoE and latent-attention blocks run other
+    // matmuls in another order (and routed experts as grouped GEMMs the 9dec370 save list does not
+    // name), and a parallel block reads one norm for both halves: they keep Megatron's reading.
+    if (stack != "torchtitan" || remat.kind != Remat::Selective || model.moe || model.mla || model.parallelBlock)
         return step;
     // torchtitan's selective activation checkpointing, "op" (its Llama 3 8B config's choice; the
     // 70B and 405B configs run full), is a per-operator policy: the block's forward runs under
@@ -248,6 +257,7 @@ StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, bool gated
     static const RematPolicy plain{
         Remat::Custom, "selective",
         {RematTensor::QueryProj, RematTensor::ValueProj, RematTensor::Context, RematTensor::MlpWi, RematTensor::MlpWo}, {}};
+    const bool gatedMlp = model.mlp == MlpKind::Gated;
     step.policy = gatedMlp ? &gated : &plain;
     step.mlpUpRebuilt = gatedMlp ? 0.5 : 1.0;
     step.rebuildsElementwise = true;

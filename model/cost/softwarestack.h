@@ -4,7 +4,6 @@
 // stack documents it.
 
 #include "base/dtype.h"
-#include "plan/rematpolicy.h"
 
 #include <optional>
 #include <string>
@@ -15,6 +14,8 @@ namespace meshplan::model {
 struct AttentionKernelCurve;
 struct Chip;
 struct ModelSpec;
+struct RematPolicy;
+enum class RematTensor; // plan/rematpolicy.h
 enum class ExpertDispatch; // plan/plan.h
 
 /// The fused attention kernel `stack` runs on `chip` among those the chip lists curves for
@@ -75,23 +76,20 @@ struct StepRemat {
     /// The share of mlpwi the backward rebuilds where the policy rebuilds it: 1, or one of a gated
     /// MLP's two up projections.
     double mlpUpRebuilt = 1.0;
-    /// Every norm, activation, rotary embedding and cast of the layer runs again in the backward,
-    /// however few matmuls do (a policy that keeps only compute ops' outputs); otherwise they run
-    /// again in the share of the layer's FLOPs that is rebuilt.
+    /// Every norm, activation, rotary embedding, residual add and cast of the layer runs again in
+    /// the backward, however few matmuls do (a policy that keeps only compute ops' outputs);
+    /// otherwise they run again in the share of the layer's FLOPs that is rebuilt.
     bool rebuildsElementwise = false;
 
     /// The share of `t` the backward rebuilds: 0 kept or offloaded, 1 rebuilt (Remat::Custom).
-    double rebuiltShare(RematTensor t) const
-    {
-        return policy->rebuilds(t) ? (t == RematTensor::MlpWi ? mlpUpRebuilt : 1.0) : 0.0;
-    }
+    double rebuiltShare(RematTensor t) const;
 };
 
-/// How `stack` runs the plan's `remat` for a model whose MLP is gated or not, in the achievable
-/// model (the ideal one keeps the plan's policy as the book reads it). "selective" is Megatron's
-/// (the attention core rebuilt) except under torchtitan, whose selective checkpointing keeps
-/// operator outputs: a Remat::Custom policy then says which.
-StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, bool gatedMlp);
+/// How `stack` runs the plan's `remat` (which must outlive the result) for `model`, in the
+/// achievable model (the ideal one keeps the plan's policy as the book reads it). "selective" is
+/// Megatron's (the attention core rebuilt) except under torchtitan on a dense Llama-style block,
+/// whose selective checkpointing keeps operator outputs: a Remat::Custom policy then says which.
+StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model);
 
 /// Whether `stack` splits the data-parallel gradient reduction of a ZeRO 1-2 plan (`zeroStage`)
 /// as Megatron-Core's distributed optimizer does: the gradients reduce-scattered behind the last

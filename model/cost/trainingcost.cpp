@@ -157,7 +157,7 @@ public:
             compilesBlocks(m_chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, compiled);
         m_remat = ideal ? StepRemat{&plan.training.remat}
-                        : stepRemat(plan.training.stack, plan.training.remat, plan.model.mlp == MlpKind::Gated);
+                        : stepRemat(plan.training.stack, plan.training.remat, plan.model);
         m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion, compiled);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
@@ -237,6 +237,15 @@ private:
     /// less the forward's doubled, per layer and microbatch.
     double backwardShapeTime(const LayerCost &layer) const;
     /// A custom policy's recompute per layer and microbatch: the FLOPs of the tensors it rebuilds.
+    /// What a custom policy rebuilds of one layer per token: FLOPs at the matmul, expert and
+    /// attention rates, and the share of the layer's non-matmul work that runs again.
+    struct RebuiltFlops {
+        double matmul = 0;
+        double expert = 0;
+        double attention = 0;
+        double overheadShare = 0;
+    };
+    RebuiltFlops rebuiltFlops(const LayerCost &layer) const;
     double customRecomputeTime(const LayerCost &layer) const;
     /// Elements per token of a layer a custom policy keeps in HBM (its input included), or offloads.
     double customSavedElements(const LayerCost &layer) const;
@@ -627,25 +636,30 @@ double TrainingCost::layerOverheadTime(const LayerCost &layer) const
     return elementwiseTime + scoreTime + castTime + launchTime + hostTime;
 }
 
-double TrainingCost::customRecomputeTime(const LayerCost &layer) const
+TrainingCost::RebuiltFlops TrainingCost::rebuiltFlops(const LayerCost &layer) const
 {
-    double flops = 0;
-    double expertFlops = 0;
-    double attentionFlops = 0; // the attention core, at its kernel's forward rate
+    RebuiltFlops r;
     for (RematTensor t : kRematBackwardReads) {
         const double rebuilt = m_remat.rebuiltShare(t);
-        (t == RematTensor::Context ? attentionFlops : flops) += rebuilt * layer.rematFlops[at(t)];
-        expertFlops += rebuilt * layer.rematExpertFlops[at(t)];
+        (t == RematTensor::Context ? r.attention : r.matmul) += rebuilt * layer.rematFlops[at(t)];
+        r.expert += rebuilt * layer.rematExpertFlops[at(t)];
     }
     // Rebuilding a tensor runs the norms, activations and casts in front of its matmul again: the
     // layer's non-matmul work in the share of its FLOPs that is rebuilt (all of it, as full remat
-    // pays, when every tensor the backward reads is rebuilt, or when the policy keeps none of it).
+    // pays, when every tensor the backward reads is rebuilt, or when the policy keeps none of it;
+    // its matmul launches are charged whole with it, a few microseconds a layer).
     const double layerFlops = layer.matmulFlops + layer.expertFlops + layer.attnCoreFlops;
-    const double share = m_remat.rebuildsElementwise ? 1.0
-                         : layerFlops > 0 ? std::min(1.0, (flops + expertFlops + attentionFlops) / layerFlops)
-                                          : 0.0;
-    return (flops * layer.matmulShape + expertFlops * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
-           + attentionFlops * m_tokensMb / m_attnFwdRate + share * layerOverheadTime(layer);
+    r.overheadShare = m_remat.rebuildsElementwise ? 1.0
+                      : layerFlops > 0 ? std::min(1.0, (r.matmul + r.expert + r.attention) / layerFlops)
+                                       : 0.0;
+    return r;
+}
+
+double TrainingCost::customRecomputeTime(const LayerCost &layer) const
+{
+    const RebuiltFlops r = rebuiltFlops(layer);
+    return (r.matmul * layer.matmulShape + r.expert * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
+           + r.attention * m_tokensMb / m_attnFwdRate + r.overheadShare * layerOverheadTime(layer);
 }
 
 double TrainingCost::customSavedElements(const LayerCost &layer) const
@@ -997,8 +1011,9 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
     case Remat::Custom:
         expression = "rebuilt_s";
         recomputeValues = {{"rebuilt_s", recompute, "",
-                            "the FLOPs of the tensors the policy neither saves nor offloads, at the matmul and attention rates, "
-                            "and their share of the work beside the matmuls"}};
+                            std::string("the FLOPs of the tensors the policy neither saves nor offloads, at the matmul and "
+                                        "attention rates, and ")
+                                + (m_remat.rebuildsElementwise ? "all" : "their share") + " of the work beside the matmuls"}};
         words = m_train.remat.kind == Remat::Selective
                     ? "torchtitan's selective checkpointing keeps the outputs of the matmuls but every second one (the "
                       "keys, the output projection and a gated MLP's up projection are rebuilt) and of the attention "
@@ -1289,6 +1304,7 @@ OperationRecompute TrainingCost::operationRecompute(const LayerCost &dense, cons
         r.outProj = share(RematTensor::OutProj);
         r.core = share(RematTensor::Context);
         r.mlpUp = share(RematTensor::MlpWi);
+        r.elementwise = rebuiltFlops(dense).overheadShare;
         if (m_model.moe) {
             const double sharedFlops = 2.0 * double(m_params.moeSharedPerLayer) / m_d.tensor;
             r.moeShared = share(RematTensor::MlpWi) * sparse.rematFlops[at(RematTensor::MlpWi)] / sharedFlops;

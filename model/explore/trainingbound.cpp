@@ -63,7 +63,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
 StepRemat TrainingBound::stepRematOf(const TrainingShape &shape) const
 {
     return m_mode == CostMode::Ideal ? StepRemat{shape.remat}
-                                     : stepRemat(m_plan.training.stack, *shape.remat, m_plan.model.mlp == MlpKind::Gated);
+                                     : stepRemat(m_plan.training.stack, *shape.remat, m_plan.model);
 }
 
 std::pair<double, double> TrainingBound::attentionRates(int context) const

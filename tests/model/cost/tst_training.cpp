@@ -1154,6 +1154,9 @@ private slots:
         const double matmul = 8'388'608.0 + 8'388'608.0 + 33'554'432.0;
         const double overhead = 2.0 * 2.25 * 40960.0 * tokens * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
         QVERIFY_NEAR(e.step.recompute, 4.0 * (matmul * tokens / (312e12 * 0.62) + overhead), 1e-9);
+        // The roofline's operation list runs the elementwise work once more a layer: forward,
+        // backward (two passes) and the rebuild, 4 layers.
+        QCOMPARE(operation(e, "elementwise").countPerStep, std::int64_t(4 * 4));
         // The activations it keeps: a policy object that saves q, v and the attention output (and
         // rebuilds all of mlpwi) keeps 8192 elements a token and layer less.
         json kept = p;
@@ -1176,7 +1179,14 @@ private slots:
         const double core = 2.0 * 4096.0 * 16 * 256;
         QVERIFY(run(megatron, CostMode::Achievable).step.recompute != e.step.recompute);
         QCOMPARE(run(p).step.recompute, run(megatron).step.recompute);
+        // 2 x (T / 2 causal keys) x 16 heads x (d_qk + d_v) FLOPs per token at the bf16 peak.
         QVERIFY_NEAR(run(p).step.recompute, 4.0 * core * tokens / 312e12, 1e-9);
+        // An MoE block runs other matmuls (and grouped GEMMs): it keeps Megatron's reading.
+        json moe = p;
+        moe["model"]["moe"] = {{"experts", 4}, {"experts_per_token", 2}, {"d_ff_expert", 2048}};
+        // The attention core's forward kernel runs once a layer, and again where it is rebuilt.
+        QCOMPARE(operation(run(moe, CostMode::Achievable), "attention core").countPerStep, std::int64_t(4 * 2));
+        QCOMPARE(operation(e, "attention core").countPerStep, std::int64_t(4));
     }
 
     // NeMo's recipes overlap the sequence-parallel all-gathers and reduce-scatters with the
