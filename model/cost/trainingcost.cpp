@@ -236,7 +236,6 @@ private:
     /// The backward's weight matmuls against twice the forward's: their time at their own shapes
     /// less the forward's doubled, per layer and microbatch.
     double backwardShapeTime(const LayerCost &layer) const;
-    /// A custom policy's recompute per layer and microbatch: the FLOPs of the tensors it rebuilds.
     /// What a custom policy rebuilds of one layer per token: FLOPs at the matmul, expert and
     /// attention rates, and the share of the layer's non-matmul work that runs again.
     struct RebuiltFlops {
@@ -246,6 +245,7 @@ private:
         double overheadShare = 0;
     };
     RebuiltFlops rebuiltFlops(const LayerCost &layer) const;
+    /// A custom policy's recompute per layer and microbatch: the FLOPs of the tensors it rebuilds.
     double customRecomputeTime(const LayerCost &layer) const;
     /// Elements per token of a layer a custom policy keeps in HBM (its input included), or offloads.
     double customSavedElements(const LayerCost &layer) const;
