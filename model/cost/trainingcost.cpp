@@ -1014,7 +1014,8 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
                             std::string("the FLOPs of the tensors the policy neither saves nor offloads, at the matmul and "
                                         "attention rates, and ")
                                 + (m_remat.rebuildsElementwise ? "all" : "their share") + " of the work beside the matmuls"}};
-        words = m_train.remat.kind == Remat::Selective
+        // A policy other than the plan's own is the stack's reading of it (stepRemat).
+        words = m_remat.policy != &m_train.remat
                     ? "torchtitan's selective checkpointing keeps the outputs of the matmuls but every second one (the "
                       "keys, the output projection and a gated MLP's up projection are rebuilt) and of the attention "
                       "kernel; every norm, activation and cast runs again."
