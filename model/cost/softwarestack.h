@@ -89,7 +89,10 @@ struct StepRemat {
 /// achievable model (the ideal one keeps the plan's policy as the book reads it). "selective" is
 /// Megatron's (the attention core rebuilt) except under torchtitan on a dense Llama-style block,
 /// whose selective checkpointing keeps operator outputs: a Remat::Custom policy then says which.
-StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model);
+/// torchtitan's "full" on such a block stops its rebuild before the MLP's down projection unless
+/// its 8-bit linears run eagerly (`compiled`: compilesBlocks(); `compute`: the matmul dtype).
+StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model, bool compiled,
+                    DType compute);
 
 /// Whether `stack` splits the data-parallel gradient reduction of a ZeRO 1-2 plan (`zeroStage`)
 /// as Megatron-Core's distributed optimizer does: the gradients reduce-scattered behind the last

@@ -157,7 +157,8 @@ public:
             compilesBlocks(m_chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, compiled);
         m_remat = ideal ? StepRemat{&plan.training.remat}
-                        : stepRemat(plan.training.stack, plan.training.remat, plan.model);
+                        : stepRemat(plan.training.stack, plan.training.remat, plan.model, compiled,
+                                    plan.training.computeDtype);
         m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion, compiled);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
@@ -1015,11 +1016,16 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
                                         "attention rates, and ")
                                 + (m_remat.rebuildsElementwise ? "all" : "their share") + " of the work beside the matmuls"}};
         // A policy other than the plan's own is the stack's reading of it (stepRemat).
-        words = m_remat.policy != &m_train.remat
-                    ? "torchtitan's selective checkpointing keeps the outputs of the matmuls but every second one (the "
-                      "keys, the output projection and a gated MLP's up projection are rebuilt) and of the attention "
-                      "kernel; every norm, activation and cast runs again."
-                    : "A custom remat policy recomputes exactly the tensors it neither saves nor offloads.";
+        if (m_remat.policy == &m_train.remat)
+            words = "A custom remat policy recomputes exactly the tensors it neither saves nor offloads.";
+        else if (m_train.remat.kind == Remat::Full)
+            words = "torchtitan's full checkpointing keeps only each layer's input; PyTorch's non-reentrant checkpoint "
+                    "(or, compiled, the partitioner) stops the rebuilt forward once every tensor the backward reads "
+                    "is back, so the MLP's down projection is not run again.";
+        else
+            words = "torchtitan's selective checkpointing keeps the outputs of the matmuls but every second one (the "
+                    "keys, the output projection and a gated MLP's up projection are rebuilt) and of the attention "
+                    "kernel; every norm, activation and cast runs again.";
         break;
     }
     m_why.term(prefix + "_layer_recompute_s", recompute, expression, recomputeValues, words, "4", "Gradient checkpointing");
@@ -1645,12 +1651,16 @@ std::optional<Error> TrainingCost::run()
 
     // Recomputed forwards redo their collectives. Full remat redoes every one; a custom policy
     // the attention block's tensor collective when it rebuilds out_proj, the experts' dispatch
-    // when it rebuilds mlpwi and the context ring when it rebuilds the attention output.
+    // when it rebuilds mlpwi and the context ring when it rebuilds the attention output. Under
+    // sequence parallelism rebuilding mlpwi also gathers the MLP's input again (half of the MLP
+    // block's gather and reduce-scatter); without it that input is whole on every rank.
     const double recomputeRounds = m_remat.policy->kind == Remat::Full ? 1.0 : 0.0;
     const auto rounds = [&](RematTensor t, double share) {
         return custom ? (m_remat.policy->rebuilds(t) ? share : 0.0) : recomputeRounds;
     };
-    const double tensorRounds = rounds(RematTensor::OutProj, 1.0 / blocksPerLayer);
+    const double mlpGatherRounds =
+        custom && m_sequenceParallel && !m.parallelBlock ? rounds(RematTensor::MlpWi, 0.5 / blocksPerLayer) : 0.0;
+    const double tensorRounds = rounds(RematTensor::OutProj, 1.0 / blocksPerLayer) + mlpGatherRounds;
     const double expertRounds = rounds(RematTensor::MlpWi, 0.5);
     const double contextRounds = rounds(RematTensor::Context, 1.0);
     // The recomputed share of the busiest stage's forward pass (1 for full remat).

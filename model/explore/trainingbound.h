@@ -161,6 +161,7 @@ private:
     double m_actBytes = 2;
     double m_flowBytes = 2;
     bool m_stackShardsActivations = false;
+    bool m_compiled = false; ///< compilesBlocks(): torchtitan runs its blocks under torch.compile
 };
 
 } // namespace meshplan::model
