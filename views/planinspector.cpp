@@ -286,8 +286,8 @@ PlanInspector::PlanInspector(QWidget *parent)
                            "(a ring of key/value blocks; PyTorch's for torchtitan; for deepspeed, Ulysses' all-to-alls "
                            "over the heads), and it sets the defaults of the tensor overlap, the expert dispatch and "
                            "torch.compile; under torchtitan, selective rematerialization rebuilds every second "
-                           "matmul of a block rather than the attention core, and full rematerialization stops "
-                           "before the MLP's down projection. Well-tuned: the fastest kernel the chip lists; it overlaps tensor "
+                           "matmul of a block rather than the attention core; under torchtitan and composer, full "
+                           "rematerialization stops before the MLP's down projection. Well-tuned: the fastest kernel the chip lists; it overlaps tensor "
                            "collectives only when the plan asks."),
                         tr("Set software stack"));
     // The loss over the logits: one fused kernel or the framework's fp32 ops (workload.loss_fusion).

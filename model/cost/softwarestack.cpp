@@ -232,35 +232,42 @@ double StepRemat::rebuiltShare(RematTensor t) const
 }
 
 StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model, bool compiled,
-                    DType compute)
+                    DType matmulDtype)
 {
     StepRemat step{&remat};
-    // The counts below are a Llama block's. torchtitan's MoE and latent-attention blocks run other
-    // matmuls in another order (and routed experts as grouped GEMMs the 9dec370 save list does not
-    // name), and a parallel block reads one norm for both halves: they keep the plain reading.
-    if (stack != "torchtitan" || model.moe || model.mla || model.parallelBlock)
+    // The counts below are a Llama (or MPT) block's. torchtitan's MoE and latent-attention blocks
+    // run other matmuls in another order (and routed experts as grouped GEMMs the 9dec370 save
+    // list does not name), and a parallel block reads one norm for both halves: they keep the
+    // plain reading.
+    if (model.moe || model.mla || model.parallelBlock)
         return step;
-    if (remat.kind == Remat::Full) {
-        // torchtitan's full activation checkpointing wraps each block in PyTorch's non-reentrant
-        // checkpoint (ptd_checkpoint_wrapper, CheckpointImpl.NO_REENTRANT by default; torchtitan
-        // 9dec370, _apply_ac_to_transformer_block), which stops the rebuilt forward as soon as
-        // every tensor the backward saved has been rebuilt (torch/utils/checkpoint.py, "By
-        // default, non-reentrant checkpoint stops recomputation as soon as it has computed all
-        // needed Tensors"). The last op of a block that saves anything is the MLP's down
-        // projection, whose inputs are packed before its kernel runs, so the rebuild stops there:
-        // the down projection (a third of a gated block's MLP FLOPs, half a plain one's) and the
-        // last residual add are never run again. That is the policy that saves nothing but the
-        // layer input. Compiled, AOTAutograd's partitioner keeps only what the backward reads
-        // and drops the same matmul. Eager Float8 linears are autograd Functions, whose saved
-        // tensors are packed after their forward has run: the down projection runs again there.
-        // Megatron's and DeepSpeed's checkpoints are reentrant and rerun the whole forward.
-        if (!compiled && isEightBit(compute))
+    if (remat.kind == Remat::Full && (stack == "torchtitan" || stack == "composer")) {
+        // Both wrap each block in PyTorch's non-reentrant checkpoint: torchtitan's
+        // ptd_checkpoint_wrapper defaults to CheckpointImpl.NO_REENTRANT (torchtitan 9dec370,
+        // _apply_ac_to_transformer_block), and Composer picks it when activation_checkpointing_
+        // reentrant is false (composer v0.16.4, dist_strategy.py), as every llm-foundry pretrain
+        // yaml asks (b2a43a1; its benchmark sweep ran PyTorch 2.1.0). That checkpoint stops the
+        // rebuilt forward as soon as every tensor the backward saved has been rebuilt
+        // (torch/utils/checkpoint.py: "By default, non-reentrant checkpoint stops recomputation
+        // as soon as it has computed all needed Tensors"). The last op of a block that saves
+        // anything is the MLP's down projection, whose inputs are packed before its kernel runs,
+        // so the rebuild stops there: the down projection (a third of a gated block's MLP FLOPs,
+        // half a plain one's) and the last residual add are never run again. That is the policy
+        // that saves nothing but the layer input. Compiled, AOTAutograd's partitioner keeps only
+        // what the backward reads and drops the same matmul. Float8 linears run eagerly
+        // (torchao's, and Transformer Engine's, which llm-foundry checkpoints reentrantly) are
+        // autograd Functions whose saved tensors are packed after their forward has run: the
+        // down projection runs again there. Megatron's and DeepSpeed's checkpoints are reentrant
+        // and rerun the whole forward.
+        if (!compiled && matmulDtype == DType::Fp8)
             return step;
         static const RematPolicy earlyStop{Remat::Custom, "full", {}, {}};
         step.policy = &earlyStop;
         step.rebuildsElementwise = true;
         return step;
     }
+    if (stack != "torchtitan")
+        return step;
     if (remat.kind != Remat::Selective)
         return step;
     // torchtitan's selective activation checkpointing, "op" (its Llama 3 8B config's choice; the

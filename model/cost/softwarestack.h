@@ -89,10 +89,11 @@ struct StepRemat {
 /// achievable model (the ideal one keeps the plan's policy as the book reads it). "selective" is
 /// Megatron's (the attention core rebuilt) except under torchtitan on a dense Llama-style block,
 /// whose selective checkpointing keeps operator outputs: a Remat::Custom policy then says which.
-/// torchtitan's "full" on such a block stops its rebuild before the MLP's down projection unless
-/// its 8-bit linears run eagerly (`compiled`: compilesBlocks(); `compute`: the matmul dtype).
+/// "full" under torchtitan or composer on such a block stops its rebuild before the MLP's down
+/// projection unless Float8 linears run eagerly (`compiled`: compilesBlocks(); `matmulDtype`: the
+/// dtype the matmuls run in, 16-bit where the chip emulates the plan's).
 StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model, bool compiled,
-                    DType compute);
+                    DType matmulDtype);
 
 /// Whether `stack` splits the data-parallel gradient reduction of a ZeRO 1-2 plan (`zeroStage`)
 /// as Megatron-Core's distributed optimizer does: the gradients reduce-scattered behind the last

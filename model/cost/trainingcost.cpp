@@ -158,7 +158,8 @@ public:
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, compiled);
         m_remat = ideal ? StepRemat{&plan.training.remat}
                         : stepRemat(plan.training.stack, plan.training.remat, plan.model, compiled,
-                                    plan.training.computeDtype);
+                                    m_chip.emulatesEightBit(plan.training.computeDtype) ? DType::Bf16
+                                                                                        : plan.training.computeDtype);
         m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion, compiled);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
@@ -659,8 +660,16 @@ TrainingCost::RebuiltFlops TrainingCost::rebuiltFlops(const LayerCost &layer) co
 double TrainingCost::customRecomputeTime(const LayerCost &layer) const
 {
     const RebuiltFlops r = rebuiltFlops(layer);
-    return (r.matmul * layer.matmulShape + r.expert * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
-           + r.attention * m_tokensMb / m_attnFwdRate + r.overheadShare * layerOverheadTime(layer);
+    const double flopsTime =
+        (r.matmul * layer.matmulShape + r.expert * layer.expertShape / m_expertEfficiency) * m_tokensMb / m_peak
+        + r.attention * m_tokensMb / m_attnFwdRate;
+    // The rebuilt matmuls read their weights again: at a small per-chip batch that, not their
+    // FLOPs, sets their time, as in the forward (the weights in proportion to the FLOPs rebuilt).
+    const double allFlops = layer.matmulFlops + layer.expertFlops;
+    const double weightTime = allFlops > 0 ? (r.matmul + r.expert) / allFlops * layer.weightElements
+                                                 * bytesPerElement(m_train.paramDtype) / m_hbm
+                                           : 0.0;
+    return std::max(flopsTime, weightTime) + r.overheadShare * layerOverheadTime(layer);
 }
 
 double TrainingCost::customSavedElements(const LayerCost &layer) const
@@ -1019,7 +1028,7 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
         if (m_remat.policy == &m_train.remat)
             words = "A custom remat policy recomputes exactly the tensors it neither saves nor offloads.";
         else if (m_train.remat.kind == Remat::Full)
-            words = "torchtitan's full checkpointing keeps only each layer's input; PyTorch's non-reentrant checkpoint "
+            words = "Full checkpointing keeps only each layer's input; PyTorch's non-reentrant checkpoint "
                     "(or, compiled, the partitioner) stops the rebuilt forward once every tensor the backward reads "
                     "is back, so the MLP's down projection is not run again.";
         else

@@ -46,6 +46,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
     m_compiled = compilesBlocks(chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
+    m_matmulDtype = emulated ? DType::Bf16 : compute;
     m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack, m_compiled);
     m_lossBytes = lossBytesPerLogit(chip, plan.training.stack, plan.training.lossFusion, m_compiled);
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
@@ -63,8 +64,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
 StepRemat TrainingBound::stepRematOf(const TrainingShape &shape) const
 {
     return m_mode == CostMode::Ideal ? StepRemat{shape.remat}
-                                     : stepRemat(m_plan.training.stack, *shape.remat, m_plan.model, m_compiled,
-                                                 m_plan.training.computeDtype);
+                                     : stepRemat(m_plan.training.stack, *shape.remat, m_plan.model, m_compiled, m_matmulDtype);
 }
 
 std::pair<double, double> TrainingBound::attentionRates(int context) const
