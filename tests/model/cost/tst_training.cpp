@@ -112,6 +112,23 @@ json kernelPlan(const std::string &chip, const std::string &stack, const std::st
     return p;
 }
 
+// kernelPlan on A100 under eager torchtitan with `remat`.
+json eagerTorchtitanPlan(const std::string &remat)
+{
+    json p = kernelPlan("a100-80gb", "torchtitan");
+    p["workload"]["remat"] = remat;
+    p["workload"]["compile"] = false;
+    return p;
+}
+
+// One kernelPlan layer's work beside the matmuls under eager torchtitan, which its rebuilds rerun
+// whole: 2.25 shares of 40,960 elements x 2 bytes a token through A100's HBM both ways, and the
+// layer's 4 matmul launches of 2 us.
+double eagerTorchtitanLayerOverhead(double tokens)
+{
+    return 2.0 * 2.25 * 40960.0 * tokens * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+}
+
 // A dense model on one 8-GPU H100 node, tensor 8: d_model `width` in heads of 128 with 8 KV
 // heads, gated MLP of 4 x width, 4 layers, 8 sequences of 4096 tokens.
 json tensorPlan(const std::string &stack, bool sequenceParallel, int width)
@@ -1146,13 +1163,11 @@ private slots:
     // the layer input, q, v and the attention output (2048 each) and half of mlpwi (8192) per token.
     void torchtitanSelectiveKeepsEveryOtherMatmul()
     {
-        json p = kernelPlan("a100-80gb", "torchtitan");
-        p["workload"]["remat"] = "selective";
-        p["workload"]["compile"] = false;
+        const json p = eagerTorchtitanPlan("selective");
         const Evaluation e = run(p, CostMode::Achievable);
         const double tokens = 8192;
         const double matmul = 8'388'608.0 + 8'388'608.0 + 33'554'432.0;
-        const double overhead = 2.0 * 2.25 * 40960.0 * tokens * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+        const double overhead = eagerTorchtitanLayerOverhead(tokens);
         QVERIFY_NEAR(e.step.recompute, 4.0 * (matmul * tokens / (312e12 * 0.62) + overhead), 1e-9);
         // The roofline's operation list runs the elementwise work once more a layer: forward,
         // backward (two passes) and the rebuild, 4 layers.
@@ -1196,9 +1211,7 @@ private slots:
     // there it runs.
     void torchtitanFullStopsBeforeTheDownProjection()
     {
-        json p = kernelPlan("a100-80gb", "torchtitan");
-        p["workload"]["remat"] = "full";
-        p["workload"]["compile"] = false;
+        const json p = eagerTorchtitanPlan("full");
         const Evaluation e = run(p, CostMode::Achievable);
         const double tokens = 8192;
         // q, k, v and the output projection (4 x 2 x 2048^2) and both up projections
@@ -1208,7 +1221,7 @@ private slots:
         // and the attention core's forward, which is what Megatron's selective rebuilds on the
         // same chip and kernel.
         const double matmul = 4.0 * 8'388'608.0 + 2.0 * 33'554'432.0;
-        const double overhead = 2.0 * 2.25 * 40960.0 * tokens * 2.0 / (0.85 * 2.039e12) + 4.0 * 2e-6;
+        const double overhead = eagerTorchtitanLayerOverhead(tokens);
         json megatron = kernelPlan("a100-80gb", "megatron");
         megatron["workload"]["remat"] = "selective";
         const double core = run(megatron, CostMode::Achievable).step.recompute;
