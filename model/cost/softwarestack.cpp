@@ -231,10 +231,10 @@ double StepRemat::rebuiltShare(RematTensor t) const
     return policy->rebuilds(t) ? (t == RematTensor::MlpWi ? mlpUpRebuilt : 1.0) : 0.0;
 }
 
-StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model, bool compiled,
-                    DType matmulDtype)
+StepRemat stepRemat(const Chip &chip, const TrainingSpec &training, const RematPolicy &remat, const ModelSpec &model)
 {
     StepRemat step{&remat};
+    const std::string_view stack = training.stack;
     // The counts below are a Llama (or MPT) block's. torchtitan's MoE and latent-attention blocks
     // run other matmuls in another order (and routed experts as grouped GEMMs the 9dec370 save
     // list does not name), and a parallel block reads one norm for both halves: they keep the
@@ -259,7 +259,9 @@ StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const Mode
         // autograd Functions whose saved tensors are packed after their forward has run: the
         // down projection runs again there. Megatron's and DeepSpeed's checkpoints are reentrant
         // and rerun the whole forward.
-        if (!compiled && matmulDtype == DType::Fp8)
+        const DType compute = training.computeDtype;
+        if (compute == DType::Fp8 && chip.hasEightBitUnits(compute)
+            && !compilesBlocks(chip, stack, compute, training.compile))
             return step;
         static const RematPolicy earlyStop{Remat::Custom, "full", {}, {}};
         step.policy = &earlyStop;

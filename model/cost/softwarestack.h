@@ -15,6 +15,7 @@ struct AttentionKernelCurve;
 struct Chip;
 struct ModelSpec;
 struct RematPolicy;
+struct TrainingSpec;
 enum class RematTensor; // plan/rematpolicy.h
 enum class ExpertDispatch; // plan/plan.h
 
@@ -90,10 +91,8 @@ struct StepRemat {
 /// Megatron's (the attention core rebuilt) except under torchtitan on a dense Llama-style block,
 /// whose selective checkpointing keeps operator outputs: a Remat::Custom policy then says which.
 /// "full" under torchtitan or composer on such a block stops its rebuild before the MLP's down
-/// projection unless Float8 linears run eagerly (`compiled`: compilesBlocks(); `matmulDtype`: the
-/// dtype the matmuls run in, 16-bit where the chip emulates the plan's).
-StepRemat stepRemat(std::string_view stack, const RematPolicy &remat, const ModelSpec &model, bool compiled,
-                    DType matmulDtype);
+/// projection unless Float8 linears run eagerly on `chip` (its 8-bit units, not compiled).
+StepRemat stepRemat(const Chip &chip, const TrainingSpec &training, const RematPolicy &remat, const ModelSpec &model);
 
 /// Whether `stack` splits the data-parallel gradient reduction of a ZeRO 1-2 plan (`zeroStage`)
 /// as Megatron-Core's distributed optimizer does: the gradients reduce-scattered behind the last

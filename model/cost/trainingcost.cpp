@@ -157,9 +157,7 @@ public:
             compilesBlocks(m_chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
         m_elementwiseTraffic = ideal ? 0.0 : elementwiseTrafficShare(plan.training.stack, compiled);
         m_remat = ideal ? StepRemat{&plan.training.remat}
-                        : stepRemat(plan.training.stack, plan.training.remat, plan.model, compiled,
-                                    m_chip.emulatesEightBit(plan.training.computeDtype) ? DType::Bf16
-                                                                                        : plan.training.computeDtype);
+                        : stepRemat(m_chip, plan.training, plan.training.remat, plan.model);
         m_lossBytes = ideal ? 0.0 : lossBytesPerLogit(m_chip, plan.training.stack, plan.training.lossFusion, compiled);
         m_naivePasses = ideal ? 0.0 : kNaiveAttentionPasses;
         m_sequenceParallel = p.sequenceParallel
@@ -229,6 +227,8 @@ private:
     /// Routed experts on one chip (experts / expert degree); 0 for a dense model.
     double localExperts() const { return m_model.moe ? double(m_model.moe->experts) / m_d.expert : 0.0; }
     double layerForwardTime(const LayerCost &layer) const;
+    /// Reading the layer's weights from HBM once: the floor of its matmuls at a small batch.
+    double weightReadTime(const LayerCost &layer) const;
     /// A layer's forward work beside its matmuls: elementwise traffic, naive attention's scores,
     /// fp8 casts and kernel launches, per microbatch.
     double layerOverheadTime(const LayerCost &layer) const;
@@ -618,8 +618,12 @@ double TrainingCost::layerForwardTime(const LayerCost &layer) const
                                  * tokens / m_peak
                              + attnCoreTime(layer);
     // Small per-chip batches cannot amortise reading the weights (book ch. 1: B < C / W_hbm).
-    const double weightTime = layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
-    return std::max(flopsTime, weightTime) + layerOverheadTime(layer);
+    return std::max(flopsTime, weightReadTime(layer)) + layerOverheadTime(layer);
+}
+
+double TrainingCost::weightReadTime(const LayerCost &layer) const
+{
+    return layer.weightElements * bytesPerElement(m_train.paramDtype) / m_hbm;
 }
 
 double TrainingCost::layerOverheadTime(const LayerCost &layer) const
@@ -666,9 +670,7 @@ double TrainingCost::customRecomputeTime(const LayerCost &layer) const
     // The rebuilt matmuls read their weights again: at a small per-chip batch that, not their
     // FLOPs, sets their time, as in the forward (the weights in proportion to the FLOPs rebuilt).
     const double allFlops = layer.matmulFlops + layer.expertFlops;
-    const double weightTime = allFlops > 0 ? (r.matmul + r.expert) / allFlops * layer.weightElements
-                                                 * bytesPerElement(m_train.paramDtype) / m_hbm
-                                           : 0.0;
+    const double weightTime = allFlops > 0 ? (r.matmul + r.expert) / allFlops * weightReadTime(layer) : 0.0;
     return std::max(flopsTime, weightTime) + r.overheadShare * layerOverheadTime(layer);
 }
 

@@ -45,10 +45,9 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     const ModelSpec &m = plan.model;
     if (m.moe)
         m_expertEfficiency = expertDispatchEfficiency(chip, m_peak / m_hbm, double(m.moe->dFfExpert));
-    m_compiled = compilesBlocks(chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
-    m_matmulDtype = emulated ? DType::Bf16 : compute;
-    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack, m_compiled);
-    m_lossBytes = lossBytesPerLogit(chip, plan.training.stack, plan.training.lossFusion, m_compiled);
+    const bool compiled = compilesBlocks(chip, plan.training.stack, plan.training.computeDtype, plan.training.compile);
+    m_elementwiseTraffic = elementwiseTrafficShare(plan.training.stack, compiled);
+    m_lossBytes = lossBytesPerLogit(chip, plan.training.stack, plan.training.lossFusion, compiled);
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
     if (eightBit && !chip.isTpu())
@@ -64,7 +63,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
 StepRemat TrainingBound::stepRematOf(const TrainingShape &shape) const
 {
     return m_mode == CostMode::Ideal ? StepRemat{shape.remat}
-                                     : stepRemat(m_plan.training.stack, *shape.remat, m_plan.model, m_compiled, m_matmulDtype);
+                                     : stepRemat(m_plan.topology.chip(), m_plan.training, *shape.remat, m_plan.model);
 }
 
 std::pair<double, double> TrainingBound::attentionRates(int context) const

@@ -161,8 +161,6 @@ private:
     double m_actBytes = 2;
     double m_flowBytes = 2;
     bool m_stackShardsActivations = false;
-    bool m_compiled = false; ///< compilesBlocks(): torchtitan runs its blocks under torch.compile
-    DType m_matmulDtype = DType::Bf16; ///< the dtype the matmuls run in (16-bit where the chip emulates the plan's)
 };
 
 } // namespace meshplan::model
