@@ -4,25 +4,31 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace meshplan::model {
 
 namespace {
 
-std::string threeDigits(double value)
+// Writes `value` to three significant digits (as printf's %.Nf rounds, which std::to_chars matches
+// several times faster), then " " and `unit`, into one string: a warning that a plan does not fit
+// formats six sizes, and an evaluation's cost should not be its words.
+std::string threeDigits(double value, std::string_view suffix = {})
 {
-    // std::to_chars rounds as printf's %.Nf does, several times faster: an evaluation that does
-    // not fit formats six sizes into its warning.
     char buffer[400]; // %.0f of the largest double has 309 digits
     const double magnitude = std::fabs(value);
     const int decimals = magnitude >= 100 || magnitude == 0 ? 0 : magnitude >= 10 ? 1 : 2;
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
-    return std::string(buffer, result.ptr);
+    char *end = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals).ptr;
+    std::string out;
+    out.reserve(static_cast<std::size_t>(end - buffer) + suffix.size());
+    out.append(buffer, end).append(suffix);
+    return out;
 }
 
-std::string withPrefix(double value, const std::string &unit, double base)
+std::string withPrefix(double value, std::string_view unit, double base)
 {
     static constexpr std::array<const char *, 7> kPrefixes{"", "k", "M", "G", "T", "P", "E"};
+    static constexpr std::array<const char *, 7> kBinaryPrefixes{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     if (!std::isfinite(value))
         return "n/a";
     std::size_t i = 0;
@@ -31,10 +37,15 @@ std::string withPrefix(double value, const std::string &unit, double base)
         v /= base;
         ++i;
     }
-    std::string prefix = kPrefixes[i];
-    if (base == 1024.0 && i > 0)
-        prefix = (prefix == "k" ? std::string("K") : prefix) + "i";
-    return threeDigits(v) + " " + prefix + unit;
+    char suffix[24] = " ";
+    const char *prefix = base == 1024.0 ? kBinaryPrefixes[i] : kPrefixes[i];
+    std::size_t n = 1;
+    for (const char *c = prefix; *c && n < sizeof suffix; ++c)
+        suffix[n++] = *c;
+    for (char c : unit)
+        if (n < sizeof suffix)
+            suffix[n++] = c;
+    return threeDigits(v, std::string_view(suffix, n));
 }
 
 } // namespace
@@ -47,16 +58,16 @@ std::string formatSeconds(double s)
     if (a == 0)
         return "0 s";
     if (a < 1e-6)
-        return threeDigits(s * 1e9) + " ns";
+        return threeDigits(s * 1e9, " ns");
     if (a < 1e-3)
-        return threeDigits(s * 1e6) + " us";
+        return threeDigits(s * 1e6, " us");
     if (a < 1)
-        return threeDigits(s * 1e3) + " ms";
+        return threeDigits(s * 1e3, " ms");
     if (a < 3600)
-        return threeDigits(s) + " s";
+        return threeDigits(s, " s");
     if (a < 86400 * 2)
-        return threeDigits(s / 3600) + " h";
-    return threeDigits(s / 86400) + " days";
+        return threeDigits(s / 3600, " h");
+    return threeDigits(s / 86400, " days");
 }
 
 std::string formatBytes(double bytes, bool binary)

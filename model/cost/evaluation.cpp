@@ -249,15 +249,15 @@ Expected<Evaluation> evaluate(const Plan &plan, CostMode mode, Derivations *deri
     return out;
 }
 
-CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, const std::string &purpose, Role role,
+CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, std::string purpose, Role role,
                             const std::vector<AxisSpan> &spans, double bytes, double count, double timeEach,
-                            double exposed, const CollectiveOptions &options)
+                            double exposed, const CollectiveCost &one)
 {
-    const CollectiveCost one = collectiveCost(topology, op, spans, bytes, options);
     CollectiveUse use;
     use.op = op;
-    use.purpose = purpose;
+    use.purpose = std::move(purpose);
     use.role = role;
+    use.axes.reserve(spans.size());
     for (const auto &s : spans)
         use.axes.push_back(topology.axes()[static_cast<std::size_t>(s.axis)].name);
     use.bytes = bytes;

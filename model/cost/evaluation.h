@@ -184,10 +184,10 @@ struct Evaluation {
 };
 
 /// One collective of a step as the result reports it: `count` occurrences of `timeEach` seconds,
-/// `exposed` of which are not hidden behind compute.
-CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, const std::string &purpose, Role role,
+/// `exposed` of which are not hidden behind compute; `one` is collectiveCost() of one occurrence.
+CollectiveUse collectiveUse(const Topology &topology, CollectiveOp op, std::string purpose, Role role,
                             const std::vector<AxisSpan> &spans, double bytes, double count, double timeEach,
-                            double exposed, const CollectiveOptions &options);
+                            double exposed, const CollectiveCost &one);
 
 /// What binds a step: `localBound` ("compute" or "hbm") for `localTime` of on-chip work, unless
 /// the exposed time of the collectives whose purpose starts with `purposePrefix`, summed per

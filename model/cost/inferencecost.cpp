@@ -173,7 +173,7 @@ private:
     Weights layerWeights() const;
     /// `overlapFlops` and `overlapS`: the work between two occurrences (CollectiveUse), per chip.
     /// `exposedShare`: the part of it that stays on the critical path (1: all of it).
-    void addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
+    void addCollective(CollectiveOp op, std::string purpose, Role role, double bytes, double count,
                        double overlapFlops, double overlapS, double exposedShare = 1.0,
                        const CollectiveOptions *options = nullptr, const char *hiddenReason = nullptr);
     /// The share of a decode tensor all-reduce (`allReduce` seconds) left on the critical path.
@@ -182,7 +182,7 @@ private:
     /// The operations of one layer (and the logits) for the roofline: `rows` tokens per replica,
     /// `context` tokens attended per query (average), `kvRead` KV-cache bytes per layer and chip.
     void recordOperations(const std::string &prefix, double rows, double context, double kvRead, double expertFraction);
-    void addOperation(const std::string &op, const char *kind, double flops, double bytes, double count);
+    void addOperation(std::string op, const char *kind, double flops, double bytes, double count);
     double collectiveTime(CollectiveOp op, Role role, double bytes) const;
     double collectiveTime(CollectiveOp op, Role role, double bytes, const CollectiveOptions &options) const;
     void warn(const std::string &code, const std::string &message) { m_out.warnings.push_back({code, message}); }
@@ -376,7 +376,7 @@ double InferenceCost::collectiveTime(CollectiveOp op, Role role, double bytes, c
     return collectiveCost(m_t, op, m_placement.of(role), bytes, options).time;
 }
 
-void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, Role role, double bytes, double count,
+void InferenceCost::addCollective(CollectiveOp op, std::string purpose, Role role, double bytes, double count,
                                   double overlapFlops, double overlapS, double exposedShare,
                                   const CollectiveOptions *options, const char *hiddenReason)
 {
@@ -384,10 +384,11 @@ void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, R
     if (count <= 0 || bytes <= 0 || spans.empty())
         return;
     const CollectiveOptions &o = options ? *options : m_options;
-    const double each = collectiveCost(m_t, op, spans, bytes, o).time;
+    const CollectiveCost one = collectiveCost(m_t, op, spans, bytes, o);
+    const double each = one.time;
     // Serving is latency-bound: nothing hides these, except where the caller overlaps micro-batches.
     m_out.collectives.push_back(
-        collectiveUse(m_t, op, purpose, role, spans, bytes, count, each, each * count * exposedShare, o));
+        collectiveUse(m_t, op, std::move(purpose), role, spans, bytes, count, each, each * count * exposedShare, one));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
     if (m_why.on())
@@ -399,12 +400,12 @@ void InferenceCost::addCollective(CollectiveOp op, const std::string &purpose, R
                                                : "serving is latency-bound: nothing hides a decode or prefill collective");
 }
 
-void InferenceCost::addOperation(const std::string &op, const char *kind, double flops, double bytes, double count)
+void InferenceCost::addOperation(std::string op, const char *kind, double flops, double bytes, double count)
 {
     if (!(flops > 0) || !(bytes > 0) || count <= 0)
         return;
     OperationCost c;
-    c.op = op;
+    c.op = std::move(op);
     c.kind = kind;
     c.flops = flops;
     c.bytes = bytes;
@@ -1154,6 +1155,10 @@ std::optional<Error> InferenceCost::run()
 {
     if (auto error = validate())
         return error;
+    // Room for the prefill's and the decode step's operations and collectives, so the result is
+    // filled without regrowing.
+    m_out.operations.reserve(24);
+    m_out.collectives.reserve(16);
     const ModelSpec &m = m_model;
     const bool ideal = m_mode == CostMode::Ideal;
     m_peak = m_chip.peakFlops(m_spec.computeDtype) * inferenceFlopsFraction();

@@ -277,14 +277,14 @@ private:
     };
     StageActivations stageActivations(int stage) const;
     MemoryBreakdown stageMemory(int stage) const;
-    void addCollective(CollectiveOp op, const std::string &purpose, Role role, const std::vector<AxisSpan> &spans,
+    void addCollective(CollectiveOp op, std::string purpose, Role role, const std::vector<AxisSpan> &spans,
                        double bytes, double count, double exposed, double timeEach, double overlapFlops,
                        double overlapS, const CollectiveOptions *options = nullptr);
     /// One layer's operations (and the logits matmul) for the roofline; FLOPs as the step counts them.
     void recordOperations(const LayerCost &dense, const LayerCost &sparse, int stageLayers, int stageDense,
                           int stageMoe, const OperationRecompute &recompute);
     OperationRecompute operationRecompute(const LayerCost &dense, const LayerCost &sparse) const;
-    void addOperation(const std::string &op, const char *kind, double flops, double bytes, double flopsRate,
+    void addOperation(std::string op, const char *kind, double flops, double bytes, double flopsRate,
                       double count);
     /// terms.expert_token_bytes: what the expert all-to-all sends per element, and who says so.
     void explainExpertTokens(const ExpertDispatchWire &wire);
@@ -829,28 +829,30 @@ MemoryBreakdown TrainingCost::stageMemory(int stage) const
     return mem;
 }
 
-void TrainingCost::addCollective(CollectiveOp op, const std::string &purpose, Role role,
+void TrainingCost::addCollective(CollectiveOp op, std::string purpose, Role role,
                                  const std::vector<AxisSpan> &spans, double bytes, double count, double exposed,
                                  double timeEach, double overlapFlops, double overlapS, const CollectiveOptions *options)
 {
     if (count <= 0 || bytes <= 0)
         return;
     const CollectiveOptions &o = options ? *options : m_options;
-    m_out.collectives.push_back(collectiveUse(m_t, op, purpose, role, spans, bytes, count, timeEach, exposed, o));
+    m_out.collectives.push_back(
+        collectiveUse(m_t, op, std::move(purpose), role, spans, bytes, count, timeEach, exposed,
+                      collectiveCost(m_t, op, spans, bytes, o)));
     m_out.collectives.back().overlapFlops = overlapFlops;
     m_out.collectives.back().overlapS = overlapS;
     if (m_why.on())
         explainCollective(m_why, m_t, m_out.collectives.size() - 1, m_out.collectives.back(), spans, count, timeEach,
-                          exposed, o, overlapRule(purpose));
+                          exposed, o, overlapRule(m_out.collectives.back().purpose));
 }
 
-void TrainingCost::addOperation(const std::string &op, const char *kind, double flops, double bytes,
+void TrainingCost::addOperation(std::string op, const char *kind, double flops, double bytes,
                                 double flopsRate, double count)
 {
     if (!(flops > 0) || !(bytes > 0) || count <= 0)
         return;
     OperationCost c;
-    c.op = op;
+    c.op = std::move(op);
     c.kind = kind;
     c.flops = flops;
     c.bytes = bytes;
@@ -1341,6 +1343,10 @@ std::optional<Error> TrainingCost::run()
 {
     if (auto error = validate())
         return error;
+    // Room for every operation and collective a step lists (recordOperations: at most 11; a
+    // step's collectives: a dozen at most), so the result is filled without regrowing.
+    m_out.operations.reserve(12);
+    m_out.collectives.reserve(16);
     const ModelSpec &m = m_model;
     const Achievable &a = m_chip.achievable;
     const bool ideal = m_options.mode == CostMode::Ideal;
@@ -2143,13 +2149,10 @@ std::optional<Error> TrainingCost::run()
                  + " per step beyond the compute that hides it: offload fewer tensors or save them in HBM");
 
     // Memory for each kind of chip.
-    const auto kind = [&](const std::string &name, int stage, std::int64_t count) {
-        ChipKind k;
-        k.name = name;
-        k.count = count;
-        k.memory = stageMemory(stage);
-        m_out.perChip.push_back(k);
+    const auto kind = [&](const char *name, int stage, std::int64_t count) {
+        m_out.perChip.push_back({name, count, stageMemory(stage)});
     };
+    m_out.perChip.reserve(3);
     const std::int64_t perStage = m_t.chipCount() / m_d.pipeline;
     if (m_d.pipeline == 1) {
         kind("every chip", 0, m_t.chipCount());

@@ -1,6 +1,7 @@
 #include "hardware/collective.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -61,6 +62,17 @@ struct Term {
     double bandwidth = 0;
     double latency = 0;
     LinkKind link = LinkKind::Ici;
+};
+
+/// The levels a collective crosses (NVLink, leaf, spine; or ICI, DCN): at most three, kept in
+/// place because every evaluation prices a dozen collectives.
+struct Terms {
+    std::array<Term, 3> items{};
+    std::size_t count = 0;
+    void push_back(const Term &term) { items[count++] = term; }
+    const Term &front() const { return items[0]; }
+    const Term *begin() const { return items.data(); }
+    const Term *end() const { return items.data() + count; }
 };
 
 bool isReduction(CollectiveOp op)
@@ -149,7 +161,7 @@ Term dcnTerm(const Topology &t, CollectiveOp op, int slices, double stripeBytes,
 }
 
 // GPU: NVSwitch inside a node, then a fat tree of leaf and spine levels (book ch. 12).
-std::vector<Term> gpuTerms(const Topology &t, CollectiveOp op, int g, int m, double bytes,
+Terms gpuTerms(const Topology &t, CollectiveOp op, int g, int m, double bytes,
                            const CollectiveOptions &o)
 {
     const Chip &chip = t.chip();
@@ -206,12 +218,12 @@ std::vector<Term> gpuTerms(const Topology &t, CollectiveOp op, int g, int m, dou
         // nInterSteps x network latency). The book's log-depth count is the ideal.
         intra.latency = M * (G - 1.0) * nv.latency;
         leaf.latency = (M - 1.0) * so.latency;
-        return {intra, leaf, spine};
+        return Terms{{intra, leaf, spine}, 3};
     }
     const double rounds = isReduction(op) && !sharp ? 2.0 : 1.0;
     intra.latency = rounds * ceilLog2(G) * nv.latency;
     leaf.latency = rounds * ceilLog2(M) * so.latency;
-    return {intra, leaf, spine};
+    return Terms{{intra, leaf, spine}, 3};
 }
 
 // One message to the neighbour along the group's outermost axis: one link, one direction.
@@ -271,7 +283,7 @@ CollectiveCost collectiveCost(const Topology &t, CollectiveOp op, const std::vec
     if (op == CollectiveOp::SendRecv)
         return sendRecvCost(t, group, bytes, o);
 
-    std::vector<Term> terms;
+    Terms terms;
     if (t.chip().isTpu()) {
         std::vector<AxisSpan> iciSpans;
         int slices = 1;

@@ -4,6 +4,7 @@
 #include "base/jsonfields.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -16,75 +17,141 @@ namespace {
 
 const CurveLimits kKilobytes{"kilobytes", 1e-3, 1e9, 1.0};
 
-// Between the points as measured; below the smallest the call takes that point's time: a kernel
-// does not get faster than its floor, so the share falls in proportion to the bytes.
-double shareOn(const CurvePoints &points, double kb)
-{
-    if (!points.empty() && kb > 0 && kb < points.front().first)
-        return points.front().second * kb / points.front().first;
-    return logInterpolate(points, kb);
-}
+// Reads one curve many times over. share() blends up to kBatchedFrom reads at growing sizes,
+// which land in a few of a curve's segments, so each segment's logs (and, for the single-request
+// curve, its held end times) are worked out on the first read that lands in it. The arithmetic is
+// a one-off read's, so every share comes out the same to the bit; a serving evaluation makes a
+// few dozen of these reads, which were a third of its time.
+class CurveReader {
+public:
+    /// `ratio`: for the single-request curve, the chip's bandwidth over the measured one.
+    CurveReader(const CurvePoints &points, double ratio) : m_points(points), m_ratio(ratio) {}
 
-// One request: the time is interpolated log-log between the measured points' times, each held to
-// no more than any larger read's. The figure's shares rise faster than the bytes between some
-// points (H100: 0.07 at 4,194 kB, 0.15 at 8,389 kB), and a share interpolated as is sags between
-// them, either way making a longer context decode faster; a call reading more takes no less.
-// Past the largest point the share stays; below the smallest the call takes the floor's time.
-// On a chip of `ratio` times the measured bandwidth a point's time is its bytes at the top share
-// plus the time the measured call lost to filling the chip, which does not scale; the hold is
-// taken on those times. Times are in kB per unit share of the chip's own bandwidth.
-double singleShareOn(const CurvePoints &points, double kb, double ratio)
-{
-    if (points.empty())
-        return 0.0;
-    const double top = points.back().second;
-    if (!(kb > 0) || kb >= points.back().first)
-        return kb >= points.back().first ? top : points.front().second;
-    const auto pointTime = [&](std::size_t j) {
-        const auto &[x, share] = points[j];
-        return x / top + ratio * std::max(0.0, x / share - x / top);
+    // Between the points as measured; below the smallest the call takes that point's time: a
+    // kernel does not get faster than its floor, so the share falls in proportion to the bytes.
+    // Past the largest the share stays.
+    double batched(double kb)
+    {
+        const CurvePoints &p = m_points;
+        if (p.empty())
+            return 0.0;
+        if (kb > 0 && kb < p.front().first)
+            return p.front().second * kb / p.front().first;
+        if (!(kb > p.front().first))
+            return p.front().second;
+        if (kb >= p.back().first)
+            return p.back().second;
+        const std::size_t i = upper(kb);
+        const double f = std::log(kb / p[i - 1].first) / segment(i).logWidth;
+        return p[i - 1].second + f * (p[i].second - p[i - 1].second);
+    }
+
+    // One request: the time is interpolated log-log between the measured points' times, each
+    // held to no more than any larger read's. The figure's shares rise faster than the bytes
+    // between some points (H100: 0.07 at 4,194 kB, 0.15 at 8,389 kB), and a share interpolated
+    // as is sags between them, either way making a longer context decode faster; a call reading
+    // more takes no less. Past the largest point the share stays; below the smallest the call
+    // takes the floor's time. On a chip of `ratio` times the measured bandwidth a point's time is
+    // its bytes at the top share plus the time the measured call lost to filling the chip, which
+    // does not scale; the hold is taken on those times. Times are in kB per unit share of the
+    // chip's own bandwidth.
+    double single(double kb)
+    {
+        const CurvePoints &p = m_points;
+        if (p.empty())
+            return 0.0;
+        if (!(kb > 0) || kb >= p.back().first)
+            return kb >= p.back().first ? p.back().second : p.front().second;
+        if (kb <= p.front().first)
+            return kb / heldTime(0);
+        const std::size_t i = upper(kb);
+        const Segment &s = segment(i);
+        const double f = std::log(kb / p[i - 1].first) / s.logWidth;
+        return kb / std::exp(s.logT0 + f * s.logRise);
+    }
+
+private:
+    struct Segment {
+        double logWidth; ///< log of the segment's width in kB
+        double logT0;    ///< single curve: log of the held time at its start
+        double logRise;  ///< single curve: log of the held time at its end over that at its start
     };
-    const auto heldTime = [&](std::size_t from) {
+    static constexpr std::size_t kCachedSegments = 32;
+
+    std::size_t upper(double kb) const
+    {
+        const auto it = std::lower_bound(m_points.begin(), m_points.end(), kb,
+                                         [](const auto &point, double value) { return point.first < value; });
+        return static_cast<std::size_t>(it - m_points.begin());
+    }
+
+    double pointTime(std::size_t j) const
+    {
+        const double top = m_points.back().second;
+        const auto &[x, share] = m_points[j];
+        return x / top + m_ratio * std::max(0.0, x / share - x / top);
+    }
+
+    double heldTime(std::size_t from) const
+    {
         double t = std::numeric_limits<double>::infinity();
-        for (std::size_t j = from; j < points.size(); ++j)
+        for (std::size_t j = from; j < m_points.size(); ++j)
             t = std::min(t, pointTime(j));
         return t;
-    };
-    if (kb <= points.front().first)
-        return kb / heldTime(0);
-    const auto upper = std::lower_bound(points.begin(), points.end(), kb,
-                                        [](const auto &point, double value) { return point.first < value; });
-    const std::size_t i = static_cast<std::size_t>(upper - points.begin());
-    const double t1 = heldTime(i);
-    const double t0 = std::min(pointTime(i - 1), t1);
-    const double f = std::log(kb / points[i - 1].first) / std::log(points[i].first / points[i - 1].first);
-    return kb / std::exp(std::log(t0) + f * std::log(t1 / t0));
+    }
+
+    // The segment from point i - 1 to point i (0 < i < size).
+    const Segment &segment(std::size_t i)
+    {
+        const bool cached = i < kCachedSegments;
+        Segment &s = cached ? m_segments[i] : m_spare;
+        if (cached && m_known[i])
+            return s;
+        s.logWidth = std::log(m_points[i].first / m_points[i - 1].first);
+        if (m_ratio > 0) {
+            const double t1 = heldTime(i);
+            const double t0 = std::min(pointTime(i - 1), t1);
+            s.logT0 = std::log(t0);
+            s.logRise = std::log(t1 / t0);
+        }
+        if (cached)
+            m_known[i] = true;
+        return s;
+    }
+
+    const CurvePoints &m_points;
+    double m_ratio;
+    std::array<bool, kCachedSegments> m_known{};
+    std::array<Segment, kCachedSegments> m_segments; // each read only once m_known says so
+    Segment m_spare;
+};
+
+// The share at `kb` per call over `sequences` sequences, before share()'s cap over larger counts.
+double blendedShare(CurveReader &batched, CurveReader &single, double kb, double sequences)
+{
+    const double many = batched.batched(kb);
+    if (sequences >= DecodeAttentionCurve::kBatchedFrom)
+        return many;
+    const double one = single.single(kb);
+    if (!(sequences > 1.0))
+        return one;
+    return one + std::log(sequences) / std::log(DecodeAttentionCurve::kBatchedFrom) * (many - one);
 }
 
 } // namespace
-
-double DecodeAttentionCurve::blendedShare(double bytes, double sequences, double bandwidth) const
-{
-    const double kb = bytes / 1e3;
-    const double many = shareOn(batched, kb);
-    if (sequences >= kBatchedFrom)
-        return many;
-    // A single request's call is bound by filling the chip, not by its bandwidth: read so, the
-    // H100 panel gives A100's single-request points within 0.055 (rms 0.027), against 0.10 (rms
-    // 0.062) with the shares carried over. The batched calls scale with the bandwidth (shares
-    // carried over: within 0.05, rms 0.027) and are left as read.
-    const bool scaled = measuredBandwidth > 0 && bandwidth > 0 && bandwidth != measuredBandwidth;
-    const double one = singleShareOn(single, kb, scaled ? bandwidth / measuredBandwidth : 1.0);
-    if (!(sequences > 1.0))
-        return one;
-    return one + std::log(sequences) / std::log(kBatchedFrom) * (many - one);
-}
 
 double DecodeAttentionCurve::share(double bytes, double sequences, double bandwidth) const
 {
     if (batched.empty() || single.empty())
         return 1.0; // no curve: nothing is lost to filling the chip
-    double best = blendedShare(bytes, sequences, bandwidth);
+    // A single request's call is bound by filling the chip, not by its bandwidth: read so, the
+    // H100 panel gives A100's single-request points within 0.055 (rms 0.027), against 0.10 (rms
+    // 0.062) with the shares carried over. The batched calls scale with the bandwidth (shares
+    // carried over: within 0.05, rms 0.027) and are left as read.
+    const bool scaled = measuredBandwidth > 0 && bandwidth > 0 && bandwidth != measuredBandwidth;
+    CurveReader many(batched, 0.0);
+    CurveReader one(single, scaled ? bandwidth / measuredBandwidth : 1.0);
+    double best = blendedShare(many, one, bytes / 1e3, sequences);
     if (!(sequences > 1.0) || sequences >= kBatchedFrom || !(bytes > 0))
         return best;
     // More sequences at the same context read more and take no less: the blend with the slower
@@ -94,7 +161,7 @@ double DecodeAttentionCurve::share(double bytes, double sequences, double bandwi
     // kernel (split over the cache to fill the chip), measured as it is.
     for (double more = std::floor(sequences) + 1.0; more <= kBatchedFrom; more += 1.0) {
         const double fuller = bytes * more / sequences;
-        best = std::max(best, blendedShare(fuller, more, bandwidth) * bytes / fuller);
+        best = std::max(best, blendedShare(many, one, fuller / 1e3, more) * bytes / fuller);
     }
     return best;
 }

@@ -39,10 +39,6 @@ struct DecodeAttentionCurve {
     /// single curve's top share of that bandwidth plus the time the measured call lost to filling
     /// the chip, which does not scale with the bandwidth.
     double share(double bytes, double sequences, double bandwidth = 0) const;
-
-private:
-    /// share() without the cap over larger counts.
-    double blendedShare(double bytes, double sequences, double bandwidth) const;
 };
 
 /// Reads {"batched": [[kb, share], ...], "single": [...], "source": "..."}; throws FieldError naming

@@ -57,10 +57,11 @@ std::map<std::string, std::vector<std::string>> Placement::axisNames(const Topol
     std::map<std::string, std::vector<std::string>> out;
     for (Role role : kRoles) {
         std::vector<std::string> names;
+        names.reserve(of(role).size());
         for (const AxisSpan &span : of(role))
             names.push_back(topology.axes()[static_cast<std::size_t>(span.axis)].name);
         if (!names.empty())
-            out[std::string(roleName(role))] = names;
+            out.emplace(roleName(role), std::move(names));
     }
     return out;
 }
@@ -100,6 +101,9 @@ Expected<Placement> placeRoles(const Topology &topology, const RoleDegrees &degr
         bool fromOutside;
     };
     std::vector<Piece> pieces;
+    pieces.reserve(2 * kRoles.size());
+    std::vector<int> allowed; // one buffer for every role's axes
+    allowed.reserve(axes.size());
 
     const auto allowedAxes = [&](Role role, std::vector<int> &out) -> std::optional<Error> {
         out.clear();
@@ -123,7 +127,6 @@ Expected<Placement> placeRoles(const Topology &topology, const RoleDegrees &degr
         int remaining = degrees[static_cast<std::size_t>(role)];
         if (remaining <= 1)
             return std::nullopt;
-        std::vector<int> allowed;
         if (auto error = allowedAxes(role, allowed))
             return error;
         if (fromOutside && !requested.count(role))
