@@ -24,8 +24,10 @@ const CurveLimits kKilobytes{"kilobytes", 1e-3, 1e9, 1.0};
 // few dozen of these reads, which were a third of its time.
 class CurveReader {
 public:
-    /// `ratio`: for the single-request curve, the chip's bandwidth over the measured one.
-    CurveReader(const CurvePoints &points, double ratio) : m_points(points), m_ratio(ratio) {}
+    /// The batched curve; or, with `ratio` (the chip's bandwidth over the measured one), the
+    /// single-request curve, whose segments also keep their held times.
+    explicit CurveReader(const CurvePoints &points) : m_points(points) {}
+    CurveReader(const CurvePoints &points, double ratio) : m_points(points), m_ratio(ratio), m_single(true) {}
 
     // Between the points as measured; below the smallest the call takes that point's time: a
     // kernel does not get faster than its floor, so the share falls in proportion to the bytes.
@@ -108,7 +110,7 @@ private:
         if (cached && m_known[i])
             return s;
         s.logWidth = std::log(m_points[i].first / m_points[i - 1].first);
-        if (m_ratio > 0) {
+        if (m_single) {
             const double t1 = heldTime(i);
             const double t0 = std::min(pointTime(i - 1), t1);
             s.logT0 = std::log(t0);
@@ -120,7 +122,8 @@ private:
     }
 
     const CurvePoints &m_points;
-    double m_ratio;
+    double m_ratio = 0;
+    bool m_single = false;
     std::array<bool, kCachedSegments> m_known{};
     std::array<Segment, kCachedSegments> m_segments; // each read only once m_known says so
     Segment m_spare;
@@ -149,7 +152,7 @@ double DecodeAttentionCurve::share(double bytes, double sequences, double bandwi
     // 0.062) with the shares carried over. The batched calls scale with the bandwidth (shares
     // carried over: within 0.05, rms 0.027) and are left as read.
     const bool scaled = measuredBandwidth > 0 && bandwidth > 0 && bandwidth != measuredBandwidth;
-    CurveReader many(batched, 0.0);
+    CurveReader many(batched);
     CurveReader one(single, scaled ? bandwidth / measuredBandwidth : 1.0);
     double best = blendedShare(many, one, bytes / 1e3, sequences);
     if (!(sequences > 1.0) || sequences >= kBatchedFrom || !(bytes > 0))
