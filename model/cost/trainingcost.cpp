@@ -323,6 +323,10 @@ private:
 
     // Derived once in run().
     double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding), mean
+    /// run()'s dense and MoE layers (layerCost), kept for each stage's memory, which asks again for
+    /// every kind of chip; unset until run() has worked them out.
+    std::optional<std::pair<LayerCost, LayerCost>> m_layers;
+    std::array<double, kDTypeCount> m_tileK0{}; ///< the chip's matmulTileOverhead per dtype
     double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
     double m_seqsPerReplica = 0;
     /// Sequences per microbatch by the plan format's count over data x fsdp; set by validate()
@@ -601,7 +605,12 @@ double TrainingCost::shapeInverse(double k, DType type) const
 {
     if (m_options.mode == CostMode::Ideal)
         return 1.0;
-    return 1.0 / m_chip.matmulShapeEfficiency(k, type);
+    // matmulShapeEfficiency with K0 looked up once per dtype (a step prices its matmuls' shapes a
+    // hundred times and more).
+    const double k0 = m_tileK0[static_cast<std::size_t>(type)];
+    if (k0 <= 0 || !(k > 0))
+        return 1.0;
+    return 1.0 / (k / (k + k0));
 }
 
 double TrainingCost::backwardShapeTime(const LayerCost &layer) const
@@ -784,8 +793,8 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
         a.inFlight = std::min(mb, pp + 1.0); // Table 2 of the DeepSeek-V3 report: PP + 1 on every rank
         break;
     }
-    const LayerCost dense = layerCost(false);
-    const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    const LayerCost dense = m_layers ? m_layers->first : layerCost(false);
+    const LayerCost sparse = m_layers ? m_layers->second : m.moe ? layerCost(true) : dense;
     const auto saved = [&](const LayerCost &c) {
         switch (m_remat.policy->kind) {
         case Remat::None:
@@ -1352,6 +1361,8 @@ std::optional<Error> TrainingCost::run()
     const bool ideal = m_options.mode == CostMode::Ideal;
     m_peak = m_chip.peakFlops(m_train.computeDtype) * (ideal ? 1.0 : m_chip.achievableFlopsFraction(m_train.computeDtype));
     m_hbm = m_chip.hbmBandwidth * (ideal ? 1.0 : a.hbmEfficiency);
+    for (std::size_t t = 0; t < m_tileK0.size(); ++t)
+        m_tileK0[t] = m_chip.matmulTileOverhead(static_cast<DType>(t));
     setKernelRates(ideal);
     if (!ideal && m_d.context > 1) {
         m_ring = contextParallelRing(m_chip, m_train.stack);
@@ -1400,6 +1411,7 @@ std::optional<Error> TrainingCost::run()
     const double recomputeFactor = m_remat.policy->kind == Remat::Full ? 1.0 : 0.0;
     const LayerCost dense = layerCost(false);
     const LayerCost sparse = m.moe ? layerCost(true) : dense;
+    m_layers.emplace(dense, sparse);
     const double denseFwd = layerForwardTime(dense);
     const double sparseFwd = layerForwardTime(sparse);
     // Recompute time of one layer and microbatch.

@@ -87,13 +87,20 @@ std::string Chip::achievableFlopsFractionNote(DType type) const
     return catalog + "flops_fraction, the share of peak matmuls reach in whole training steps";
 }
 
-double Chip::matmulShapeEfficiency(double k, DType type) const
+double Chip::matmulTileOverhead(DType type) const
 {
     const double overhead = achievable.matmulTileOverheadK;
     const double peak16 = peakFlops(DType::Bf16);
-    if (overhead <= 0 || peak16 <= 0 || !(k > 0))
+    if (overhead <= 0 || peak16 <= 0)
+        return 0.0;
+    return overhead * std::max(1.0, peakFlops(type) / peak16);
+}
+
+double Chip::matmulShapeEfficiency(double k, DType type) const
+{
+    const double k0 = matmulTileOverhead(type);
+    if (k0 <= 0 || !(k > 0))
         return 1.0;
-    const double k0 = overhead * std::max(1.0, peakFlops(type) / peak16);
     return k / (k + k0);
 }
 

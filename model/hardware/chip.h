@@ -160,6 +160,8 @@ struct Chip {
     /// the 16-bit one (the fixed per-tile time is the same, the K loop runs faster). 1 when the
     /// chip lists no overhead.
     double matmulShapeEfficiency(double k, DType type) const;
+    /// That K0 in `type`: 0 when the chip lists no overhead (every depth at the large-K rate).
+    double matmulTileOverhead(DType type) const;
 };
 
 /// Reads a chip from catalog/plan JSON (the keys of resources/chips.json); errors name the field.

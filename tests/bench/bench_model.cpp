@@ -64,6 +64,43 @@ static void BM_EvaluateLlama405bOn16kH100(benchmark::State &state)
 }
 BENCHMARK(BM_EvaluateLlama405bOn16kH100)->Repetitions(5)->ReportAggregatesOnly(true);
 
+// An MoE step: DeepSeek-V3 (latent attention, 256 routed experts) on 2,048 H100s, expert 64 x
+// pipeline 16 x data 2 in fp8 (the book's ch. 12 layout): routed and shared experts, the expert
+// all-to-alls and the host's wait per local expert on top of everything the dense step prices.
+static void BM_EvaluateDeepSeekV3On2kH100(benchmark::State &state)
+{
+    const nlohmann::json doc = {
+        {"format", "meshplan/plan"},
+        {"version", 1},
+        {"model", "deepseek-v3"},
+        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 256}, {"gpus_per_node", 8}}}}},
+        {"parallelism", {{"expert", 64}, {"pipeline", 16}, {"data", 2}, {"zero_stage", 1}, {"microbatches", 32}}},
+        {"workload",
+         {{"kind", "training"}, {"seq_len", 4096}, {"global_batch", 4096}, {"compute_dtype", "fp8"}, {"remat", "selective"}}}};
+    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(evaluate(plan));
+}
+BENCHMARK(BM_EvaluateDeepSeekV3On2kH100);
+
+// A long-context step under a stack: LLaMA-3 8B at 262,144 tokens on 8 H100s, torchtitan's context
+// ring over all 8 (gathered once, fp32 gradient sends, eager merges), full remat stopping early.
+static void BM_EvaluateLongContextTorchtitan(benchmark::State &state)
+{
+    const nlohmann::json doc = {
+        {"format", "meshplan/plan"},
+        {"version", 1},
+        {"model", "llama-3-8b"},
+        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}}},
+        {"parallelism", {{"context", 8}, {"zero_stage", 3}}},
+        {"workload",
+         {{"kind", "training"}, {"seq_len", 262144}, {"global_batch", 1}, {"remat", "full"}, {"stack", "torchtitan"}}}};
+    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(evaluate(plan));
+}
+BENCHMARK(BM_EvaluateLongContextTorchtitan);
+
 static void BM_EvaluateDefaultPlan(benchmark::State &state)
 {
     const Plan plan = defaultPlan();
