@@ -45,41 +45,51 @@ static void BM_ShardedMatmul(benchmark::State &state)
 }
 BENCHMARK(BM_ShardedMatmul);
 
-// The target: one full evaluation of LLaMA-3 405B on 16,384 H100s (TP 8 x PP 16 x DP 128,
-// every layer, every collective) in under 20 us median on one core.
-static void BM_EvaluateLlama405bOn16kH100(benchmark::State &state)
+// A plan from the parts a plan file gives: a catalog model, the hardware, the parallelism and the
+// workload.
+static Plan planOf(const char *model, nlohmann::json hardware, nlohmann::json parallelism, nlohmann::json workload)
 {
-    const nlohmann::json doc = {
-        {"format", "meshplan/plan"},
-        {"version", 1},
-        {"model", "llama-3-405b"},
-        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 2048}, {"gpus_per_node", 8}}}}},
-        {"parallelism",
-         {{"tensor", 8}, {"pipeline", 16}, {"data", 128}, {"zero_stage", 1}, {"microbatches", 16},
-          {"pipeline_schedule", "interleaved-1f1b"}, {"virtual_stages", 4}, {"sequence_parallel", true}}},
-        {"workload", {{"kind", "training"}, {"seq_len", 8192}, {"global_batch", 2048}, {"remat", "selective"}}}};
-    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+    const nlohmann::json doc = {{"format", "meshplan/plan"},     {"version", 1},
+                                {"model", model},                {"hardware", std::move(hardware)},
+                                {"parallelism", std::move(parallelism)}, {"workload", std::move(workload)}};
+    return planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+}
+
+// One evaluation of `plan` per iteration.
+static void evaluateEachIteration(benchmark::State &state, const Plan &plan)
+{
     for (auto _ : state)
         benchmark::DoNotOptimize(evaluate(plan));
+}
+
+static nlohmann::json h100Nodes(int nodes)
+{
+    return {{"chip", "h100-sxm"}, {"topology", {{"nodes", nodes}, {"gpus_per_node", 8}}}};
+}
+
+// The target: one full evaluation of LLaMA-3 405B on 16,384 H100s (TP 8 x PP 16 x DP 128,
+// every layer, every collective) in under 5 us median on one core.
+static void BM_EvaluateLlama405bOn16kH100(benchmark::State &state)
+{
+    evaluateEachIteration(state, planOf("llama-3-405b", h100Nodes(2048),
+                                        {{"tensor", 8}, {"pipeline", 16}, {"data", 128}, {"zero_stage", 1},
+                                         {"microbatches", 16}, {"pipeline_schedule", "interleaved-1f1b"},
+                                         {"virtual_stages", 4}, {"sequence_parallel", true}},
+                                        {{"kind", "training"}, {"seq_len", 8192}, {"global_batch", 2048},
+                                         {"remat", "selective"}}));
 }
 BENCHMARK(BM_EvaluateLlama405bOn16kH100)->Repetitions(5)->ReportAggregatesOnly(true);
 
 // An MoE step: DeepSeek-V3 (latent attention, 256 routed experts) on 2,048 H100s, expert 64 x
-// pipeline 16 x data 2 in fp8 (the book's ch. 12 layout): routed and shared experts, the expert
-// all-to-alls and the host's wait per local expert on top of everything the dense step prices.
+// pipeline 16 x data 2 in fp8 (the book's ch. 12 layout): routed and shared experts and the expert
+// all-to-alls on top of everything the dense step prices.
 static void BM_EvaluateDeepSeekV3On2kH100(benchmark::State &state)
 {
-    const nlohmann::json doc = {
-        {"format", "meshplan/plan"},
-        {"version", 1},
-        {"model", "deepseek-v3"},
-        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 256}, {"gpus_per_node", 8}}}}},
-        {"parallelism", {{"expert", 64}, {"pipeline", 16}, {"data", 2}, {"zero_stage", 1}, {"microbatches", 32}}},
-        {"workload",
-         {{"kind", "training"}, {"seq_len", 4096}, {"global_batch", 4096}, {"compute_dtype", "fp8"}, {"remat", "selective"}}}};
-    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
-    for (auto _ : state)
-        benchmark::DoNotOptimize(evaluate(plan));
+    evaluateEachIteration(state, planOf("deepseek-v3", h100Nodes(256),
+                                        {{"expert", 64}, {"pipeline", 16}, {"data", 2}, {"zero_stage", 1},
+                                         {"microbatches", 32}},
+                                        {{"kind", "training"}, {"seq_len", 4096}, {"global_batch", 4096},
+                                         {"compute_dtype", "fp8"}, {"remat", "selective"}}));
 }
 BENCHMARK(BM_EvaluateDeepSeekV3On2kH100);
 
@@ -87,25 +97,15 @@ BENCHMARK(BM_EvaluateDeepSeekV3On2kH100);
 // ring over all 8 (gathered once, fp32 gradient sends, eager merges), full remat stopping early.
 static void BM_EvaluateLongContextTorchtitan(benchmark::State &state)
 {
-    const nlohmann::json doc = {
-        {"format", "meshplan/plan"},
-        {"version", 1},
-        {"model", "llama-3-8b"},
-        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 8}}}}},
-        {"parallelism", {{"context", 8}, {"zero_stage", 3}}},
-        {"workload",
-         {{"kind", "training"}, {"seq_len", 262144}, {"global_batch", 1}, {"remat", "full"}, {"stack", "torchtitan"}}}};
-    const auto plan = planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
-    for (auto _ : state)
-        benchmark::DoNotOptimize(evaluate(plan));
+    evaluateEachIteration(state, planOf("llama-3-8b", h100Nodes(1), {{"context", 8}, {"zero_stage", 3}},
+                                        {{"kind", "training"}, {"seq_len", 262144}, {"global_batch", 1},
+                                         {"remat", "full"}, {"stack", "torchtitan"}}));
 }
 BENCHMARK(BM_EvaluateLongContextTorchtitan);
 
 static void BM_EvaluateDefaultPlan(benchmark::State &state)
 {
-    const Plan plan = defaultPlan();
-    for (auto _ : state)
-        benchmark::DoNotOptimize(evaluate(plan));
+    evaluateEachIteration(state, defaultPlan());
 }
 BENCHMARK(BM_EvaluateDefaultPlan);
 
@@ -113,16 +113,10 @@ BENCHMARK(BM_EvaluateDefaultPlan);
 // tokens in and `generate` out.
 static Plan servingPlan(std::int64_t batch, std::int64_t prompt, std::int64_t generate)
 {
-    const nlohmann::json doc = {
-        {"format", "meshplan/plan"},
-        {"version", 1},
-        {"model", "llama-3-70b"},
-        {"hardware", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 4}}}}},
-        {"parallelism", {{"tensor", 4}}},
-        {"workload",
-         {{"kind", "inference"}, {"batch", batch}, {"prompt_len", prompt}, {"generate_len", generate},
-          {"weight_dtype", "fp8"}, {"kv_dtype", "fp8"}}}};
-    return planFromJson(doc, ChipCatalog::builtin(), ModelCatalog::builtin()).value();
+    return planOf("llama-3-70b", {{"chip", "h100-sxm"}, {"topology", {{"nodes", 1}, {"gpus_per_node", 4}}}},
+                  {{"tensor", 4}},
+                  {{"kind", "inference"}, {"batch", batch}, {"prompt_len", prompt}, {"generate_len", generate},
+                   {"weight_dtype", "fp8"}, {"kv_dtype", "fp8"}});
 }
 
 // A serving evaluation at batch 64, 2k in / 512 out (prefill, the mean and first decode steps with
@@ -130,9 +124,7 @@ static Plan servingPlan(std::int64_t batch, std::int64_t prompt, std::int64_t ge
 // holds here too: under 5 us.
 static void BM_EvaluateServingPlan(benchmark::State &state)
 {
-    const Plan plan = servingPlan(64, 2048, 512);
-    for (auto _ : state)
-        benchmark::DoNotOptimize(evaluate(plan));
+    evaluateEachIteration(state, servingPlan(64, 2048, 512));
 }
 BENCHMARK(BM_EvaluateServingPlan);
 
@@ -141,9 +133,7 @@ BENCHMARK(BM_EvaluateServingPlan);
 // to 16 (DecodeAttentionCurve::share), the most curve reads an evaluation makes.
 static void BM_EvaluateServingPlanSmallBatch(benchmark::State &state)
 {
-    const Plan plan = servingPlan(4, 128, 128);
-    for (auto _ : state)
-        benchmark::DoNotOptimize(evaluate(plan));
+    evaluateEachIteration(state, servingPlan(4, 128, 128));
 }
 BENCHMARK(BM_EvaluateServingPlanSmallBatch);
 
