@@ -323,12 +323,12 @@ private:
 
     // Derived once in run().
     double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding), mean
+    double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
+    double m_seqsPerReplica = 0;
     /// run()'s dense and MoE layers (layerCost), kept for each stage's memory, which asks again for
     /// every kind of chip; unset until run() has worked them out.
     std::optional<std::pair<LayerCost, LayerCost>> m_layers;
     std::array<double, kDTypeCount> m_tileK0{}; ///< the chip's matmulTileOverhead per dtype
-    double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
-    double m_seqsPerReplica = 0;
     /// Sequences per microbatch by the plan format's count over data x fsdp; set by validate()
     /// only where that reading applies (see effectiveMicrobatches()).
     std::int64_t m_formatMicrobatchSeqs = 1;
@@ -605,12 +605,8 @@ double TrainingCost::shapeInverse(double k, DType type) const
 {
     if (m_options.mode == CostMode::Ideal)
         return 1.0;
-    // matmulShapeEfficiency with K0 looked up once per dtype (a step prices its matmuls' shapes a
-    // hundred times and more).
-    const double k0 = m_tileK0[static_cast<std::size_t>(type)];
-    if (k0 <= 0 || !(k > 0))
-        return 1.0;
-    return 1.0 / (k / (k + k0));
+    // K0 looked up once per dtype: a step prices its matmuls' shapes a hundred times and more.
+    return 1.0 / Chip::shapeEfficiency(k, m_tileK0[static_cast<std::size_t>(type)]);
 }
 
 double TrainingCost::backwardShapeTime(const LayerCost &layer) const
@@ -1352,7 +1348,7 @@ std::optional<Error> TrainingCost::run()
 {
     if (auto error = validate())
         return error;
-    // Room for every operation and collective a step lists (recordOperations: at most 11; a
+    // Room for every operation and collective a step lists (recordOperations: at most 12; a
     // step's collectives: a dozen at most), so the result is filled without regrowing.
     m_out.operations.reserve(12);
     m_out.collectives.reserve(16);

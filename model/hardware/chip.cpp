@@ -98,10 +98,7 @@ double Chip::matmulTileOverhead(DType type) const
 
 double Chip::matmulShapeEfficiency(double k, DType type) const
 {
-    const double k0 = matmulTileOverhead(type);
-    if (k0 <= 0 || !(k > 0))
-        return 1.0;
-    return k / (k + k0);
+    return shapeEfficiency(k, matmulTileOverhead(type));
 }
 
 double Chip::peakFlops(DType type) const

@@ -162,6 +162,8 @@ struct Chip {
     double matmulShapeEfficiency(double k, DType type) const;
     /// That K0 in `type`: 0 when the chip lists no overhead (every depth at the large-K rate).
     double matmulTileOverhead(DType type) const;
+    /// k / (k + k0), or 1 where k0 or k is not positive: matmulShapeEfficiency at a known K0.
+    static double shapeEfficiency(double k, double k0) { return k0 <= 0 || !(k > 0) ? 1.0 : k / (k + k0); }
 };
 
 /// Reads a chip from catalog/plan JSON (the keys of resources/chips.json); errors name the field.
