@@ -325,8 +325,8 @@ private:
     double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding), mean
     double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
     double m_seqsPerReplica = 0;
-    /// run()'s dense and MoE layers (layerCost), kept for each stage's memory, which asks again for
-    /// every kind of chip; unset until run() has worked them out.
+    /// run()'s dense and MoE layers (layerCost), kept for each stage's memory, which is asked for
+    /// every kind of chip once run() has worked them out.
     std::optional<std::pair<LayerCost, LayerCost>> m_layers;
     std::array<double, kDTypeCount> m_tileK0{}; ///< the chip's matmulTileOverhead per dtype
     /// Sequences per microbatch by the plan format's count over data x fsdp; set by validate()
@@ -789,8 +789,8 @@ TrainingCost::StageActivations TrainingCost::stageActivations(int stage) const
         a.inFlight = std::min(mb, pp + 1.0); // Table 2 of the DeepSeek-V3 report: PP + 1 on every rank
         break;
     }
-    const LayerCost dense = m_layers ? m_layers->first : layerCost(false);
-    const LayerCost sparse = m_layers ? m_layers->second : m.moe ? layerCost(true) : dense;
+    const LayerCost &dense = m_layers.value().first;
+    const LayerCost &sparse = m_layers.value().second;
     const auto saved = [&](const LayerCost &c) {
         switch (m_remat.policy->kind) {
         case Remat::None:

@@ -56,11 +56,22 @@ double logInterpolate(const CurvePoints &points, double x)
         return points.front().second;
     if (x >= points.back().first)
         return points.back().second;
-    const auto upper = std::lower_bound(points.begin(), points.end(), x,
-                                        [](const auto &point, double value) { return point.first < value; });
-    const auto lower = upper - 1;
-    const double f = std::log(x / lower->first) / std::log(upper->first / lower->first);
-    return lower->second + f * (upper->second - lower->second);
+    const std::size_t i = segmentEnd(points, x);
+    return logInterpolateInSegment(points, i, x, std::log(points[i].first / points[i - 1].first));
+}
+
+double logInterpolateInSegment(const CurvePoints &points, std::size_t i, double x, double logWidth)
+{
+    const auto &[x0, share0] = points[i - 1];
+    const double f = std::log(x / x0) / logWidth;
+    return share0 + f * (points[i].second - share0);
+}
+
+std::size_t segmentEnd(const CurvePoints &points, double x)
+{
+    const auto it = std::lower_bound(points.begin(), points.end(), x,
+                                     [](const auto &point, double value) { return point.first < value; });
+    return static_cast<std::size_t>(it - points.begin());
 }
 
 } // namespace meshplan::model

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,5 +30,10 @@ nlohmann::json writeCurvePoints(const CurvePoints &points);
 /// Log-linear in x between the points around `x` (benchmarks double x from point to point), the
 /// end points' shares outside them; 0 for no points.
 double logInterpolate(const CurvePoints &points, double x);
+/// logInterpolate inside the segment from points[i - 1] to points[i] (0 < i < size), given the
+/// log of its width, log(x_i / x_{i-1}): for a reader that comes back to one segment many times.
+double logInterpolateInSegment(const CurvePoints &points, std::size_t i, double x, double logWidth);
+/// The index of the first point at or past `x` (points.size() when none is).
+std::size_t segmentEnd(const CurvePoints &points, double x);
 
 } // namespace meshplan::model

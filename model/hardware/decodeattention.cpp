@@ -29,9 +29,9 @@ public:
     explicit CurveReader(const CurvePoints &points) : m_points(points) {}
     CurveReader(const CurvePoints &points, double ratio) : m_points(points), m_ratio(ratio), m_single(true) {}
 
-    // Between the points as measured; below the smallest the call takes that point's time: a
-    // kernel does not get faster than its floor, so the share falls in proportion to the bytes.
-    // Past the largest the share stays.
+    // Between the points as measured (logInterpolate); below the smallest the call takes that
+    // point's time: a kernel does not get faster than its floor, so the share falls in proportion
+    // to the bytes. Past the largest the share stays.
     double batched(double kb)
     {
         const CurvePoints &p = m_points;
@@ -43,9 +43,8 @@ public:
             return p.front().second;
         if (kb >= p.back().first)
             return p.back().second;
-        const std::size_t i = upper(kb);
-        const double f = std::log(kb / p[i - 1].first) / segment(i).logWidth;
-        return p[i - 1].second + f * (p[i].second - p[i - 1].second);
+        const std::size_t i = segmentEnd(p, kb);
+        return logInterpolateInSegment(p, i, kb, segment(i).logWidth);
     }
 
     // One request: the time is interpolated log-log between the measured points' times, each
@@ -66,7 +65,7 @@ public:
             return kb >= p.back().first ? p.back().second : p.front().second;
         if (kb <= p.front().first)
             return kb / heldTime(0);
-        const std::size_t i = upper(kb);
+        const std::size_t i = segmentEnd(p, kb);
         const Segment &s = segment(i);
         const double f = std::log(kb / p[i - 1].first) / s.logWidth;
         return kb / std::exp(s.logT0 + f * s.logRise);
@@ -79,13 +78,6 @@ private:
         double logRise;  ///< single curve: log of the held time at its end over that at its start
     };
     static constexpr std::size_t kCachedSegments = 32;
-
-    std::size_t upper(double kb) const
-    {
-        const auto it = std::lower_bound(m_points.begin(), m_points.end(), kb,
-                                         [](const auto &point, double value) { return point.first < value; });
-        return static_cast<std::size_t>(it - m_points.begin());
-    }
 
     double pointTime(std::size_t j) const
     {
