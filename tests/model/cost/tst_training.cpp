@@ -112,6 +112,25 @@ json kernelPlan(const std::string &chip, const std::string &stack, const std::st
     return p;
 }
 
+// The small kernel plan on a 2x2 TPU v5p slice as tensor 4: 4 query heads a chip, the vocabulary
+// split four ways.
+json tpuKernelPlan(const std::string &dtype)
+{
+    json p = kernelPlan("tpu-v5p", "", dtype);
+    p["hardware"] = {{"chip", "tpu-v5p"}, {"topology", {2, 2, 1}}};
+    p["parallelism"] = {{"tensor", 4}};
+    return p;
+}
+
+// What a step's compute holds beyond the operations it lists (each at its own roofline time).
+double unlistedCompute(const Evaluation &e)
+{
+    double listed = 0;
+    for (const OperationCost &op : e.operations)
+        listed += op.timeS * double(op.countPerStep);
+    return e.step.compute - listed;
+}
+
 // kernelPlan on A100 under eager torchtitan with `remat`.
 json eagerTorchtitanPlan(const std::string &remat)
 {
@@ -710,6 +729,85 @@ private slots:
             QVERIFY(op.op != "loss (softmax cross-entropy)");
         QCOMPARE(run(bigVocab("nemo"), CostMode::Ideal).step.compute, ideal.step.compute);
     }
+    // An unfused ("naive") attention, as 2021-22 Megatron-LM ran it: Q·Kᵀ over every key (the mask
+    // applied afterwards, so no causal saving) as batched matmuls at the matmul rate, a backward of
+    // two more matmuls of the forward's size, and the [heads, T] score row of every token written
+    // and read back about four times per pass through HBM. The small A100 plan: 16 heads of 128,
+    // 8192 tokens, 4 layers, each paying its forward and the backward's two forward-equivalents.
+    void naiveAttentionWritesItsScores()
+    {
+        json p = kernelPlan("a100-80gb", "megatron");
+        p["workload"]["attention"] = "naive";
+        const Evaluation e = run(p, CostMode::Achievable);
+        const double tokens = 8192, heads = 16;
+        const double coreFlops = tokens * 2.0 * 8192 * heads * (128 + 128);
+        const OperationCost &core = operation(e, "attention core");
+        QCOMPARE(core.flops, coreFlops);
+        QCOMPARE(core.countPerStep, std::int64_t(4 * 3));
+        for (const OperationCost &op : e.operations)
+            QVERIFY(op.op != "attention core (backward)");
+        const double hbm = 0.85 * 2.039e12;
+        const double scoreS = 4.0 * heads * 8192 * tokens * 2.0 / hbm;
+        // The scores' bytes dominate the core's own roofline: 4.96 ms of traffic against 2.84 ms
+        // of FLOPs a pass.
+        QVERIFY_NEAR(core.memoryS, (scoreS * hbm + 2.0 * tokens * (3.0 * 2048 + 2048)) / hbm, 1e-12);
+        // The step adds the core's FLOPs and the score traffic one after the other, beside the
+        // 96 us of matmul launches (matmulKernelsPayALaunchTime).
+        const double launches = 4.0 * 4.0 * 3.0 * 2e-6;
+        QVERIFY_NEAR(unlistedCompute(e) + 12.0 * core.timeS,
+                     launches + 12.0 * (coreFlops / (312e12 * 0.62) + scoreS), 1e-9);
+        // A fused kernel writes no scores and skips the masked half: its step is shorter.
+        QVERIFY(run(kernelPlan("a100-80gb", "megatron"), CostMode::Achievable).step.compute < e.step.compute - 12.0 * scoreS);
+        // The book's ideal model counts the FLOPs at peak and no score traffic.
+        const Evaluation ideal = run(p, CostMode::Ideal);
+        QVERIFY_NEAR(operation(ideal, "attention core").timeS, coreFlops / 312e12, 1e-12);
+    }
+
+    // 8-bit training on a TPU (AQT under XLA): the quantization fuses into the matmuls, so no cast
+    // traffic and no kernel launches; the activations between matmuls, the tensor collectives
+    // included, travel at the compute dtype (1 byte), where a GPU recipe sends them in bf16. The
+    // attention core stays at the bf16 rate. The small plan on 4 v5p chips, tensor 4.
+    void eightBitOnATpuFusesItsCasts()
+    {
+        const Evaluation int8 = run(tpuKernelPlan("int8"), CostMode::Achievable);
+        const Evaluation bf16 = run(tpuKernelPlan("bf16"), CostMode::Achievable);
+        // Every second of the step is one of its listed operations: nothing for casts or launches.
+        QVERIFY(std::fabs(unlistedCompute(int8)) <= 1e-12 * int8.step.compute);
+        QVERIFY(std::fabs(unlistedCompute(bf16)) <= 1e-12 * bf16.step.compute);
+        QCOMPARE(operation(int8, "attention core").timeS, operation(bf16, "attention core").timeS);
+        QVERIFY(operation(int8, "mlp down").timeS < operation(bf16, "mlp down").timeS);
+        double int8Bytes = 0, bf16Bytes = 0;
+        for (const CollectiveUse &c : int8.collectives)
+            if (c.role == Role::Tensor)
+                int8Bytes += c.bytesPerChip;
+        for (const CollectiveUse &c : bf16.collectives)
+            if (c.role == Role::Tensor)
+                bf16Bytes += c.bytesPerChip;
+        QVERIFY(bf16Bytes > 0);
+        QCOMPARE(int8Bytes * 2.0, bf16Bytes);
+        // On an H100 the fp8 recipe casts every matmul input: the step holds more than its list.
+        QVERIFY(unlistedCompute(run(kernelPlan("h100-sxm", "megatron", "fp8"), CostMode::Achievable))
+                > unlistedCompute(run(kernelPlan("h100-sxm", "megatron"), CostMode::Achievable)) + 1e-4);
+    }
+
+    // On a TPU the loss is whatever XLA makes of it, 8 bytes per logit, whichever stack the plan
+    // names and whether or not it asks for a fused loss: v5p's HBM at 0.9 of 2.765 TB/s, the
+    // vocabulary's quarter on each of 4 chips, 8192 tokens.
+    void tpuLossIsXlaWhateverThePlanSays()
+    {
+        const double logits = 8192.0 * 131072 / 4;
+        for (const char *stack : {"megatron", "composer", "maxtext"}) {
+            for (bool fused : {false, true}) {
+                json p = tpuKernelPlan("bf16");
+                p["model"]["vocab"] = 131072;
+                p["workload"]["stack"] = stack;
+                p["workload"]["loss_fusion"] = fused;
+                QVERIFY_NEAR(operation(run(p, CostMode::Achievable), "loss (softmax cross-entropy)").timeS,
+                             8.0 * logits / (0.9 * 2.765e12), 1e-12);
+            }
+        }
+    }
+
     // Routed experts lose a share of their matmul rate to the permutation of their tokens. On a
     // GPU it is counted from Megatron-Core's fused permute and un-permute: 16 bytes per d_model
     // element moved per routed token (forward and backward) against 18 d_model x d_ff_expert
@@ -1584,6 +1682,15 @@ private slots:
         QVERIFY_NEAR(each(nemoPlain), each(megatron), 1e-15);
         QVERIFY_NEAR(each(megatron) - each(tuned), (2.0 - 0.75 * 1.5) * elements / 4.0 / network, 1e-12);
         QVERIFY(megatron.step.time > deepep.step.time);
+        // The PyTorch and JAX stacks send every routed copy in bf16, as Megatron's alltoall does.
+        for (const char *stack : {"torchtitan", "deepspeed", "composer", "maxtext"}) {
+            json other = p;
+            other["workload"]["stack"] = stack;
+            other["parallelism"].erase("expert_dispatch");
+            const Evaluation e = run(other, CostMode::Achievable);
+            QCOMPARE(a2a(e).bytes, 2.0 * elements);
+            QVERIFY_NEAR(each(e), each(megatron), 1e-15);
+        }
         // The ideal model ignores both: the book's all-to-all of every copy, at the recipe's dtype
         // (the ideal model's activations run at the compute dtype: 1 byte).
         QCOMPARE(each(megatronIdeal), each(deepepIdeal));

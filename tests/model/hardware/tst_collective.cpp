@@ -133,6 +133,30 @@ private slots:
         QVERIFY(near(outer.time, v * 31 / (32 * 4e11 / 8)));
     }
 
+    // A pipeline stage sends its activations to the next over one link, one way. Between nodes
+    // every GPU of the node sends to its peer at once, so each has an eighth of the node's 400 GB/s
+    // of NICs, at the scale-out efficiency (0.8) in the achievable model. The achievable model adds
+    // the link's latency (6 us between nodes, 3 us on NVLink) to the transfer; the book's ideal
+    // model takes the larger of the two.
+    void sendRecvTakesOneLink()
+    {
+        const auto pod = Topology::gpuCluster(chip("h100-sxm"), 4, 8).value();
+        CollectiveOptions achievable;
+        achievable.mode = CostMode::Achievable;
+        const double v = 32 * kMB;
+        const auto across = collectiveCost(pod, CollectiveOp::SendRecv, whole(pod, {"node"}), v, achievable);
+        QVERIFY(near(across.time, v / (4e11 / 8 * 0.8) + 6e-6));
+        QCOMPARE(across.bindingLink, LinkKind::ScaleOut);
+        QVERIFY(near(collectiveCost(pod, CollectiveOp::SendRecv, whole(pod, {"node"}), v).time, v / (4e11 / 8)));
+        const auto inside = collectiveCost(pod, CollectiveOp::SendRecv, whole(pod, {"gpu"}), v, achievable);
+        QVERIFY(near(inside.time, v / (4.5e11 * 0.82) + 3e-6));
+        QCOMPARE(inside.bindingLink, LinkKind::Nvlink);
+        // A small message is latency-bound: the ideal model waits the latency alone.
+        const auto tiny = collectiveCost(pod, CollectiveOp::SendRecv, whole(pod, {"node"}), 1024.0);
+        QVERIFY(near(tiny.time, 6e-6));
+        QVERIFY(tiny.latencyBound);
+    }
+
     void achievableAllGatherWaitsOnEveryRingStep()
     {
         // NCCL runs all-gather and reduce-scatter as rings (src/graph/tuning.cc): 511 steps over 512
