@@ -1391,6 +1391,25 @@ private slots:
             const json saved = planToJson(planFromJson(refused, ChipCatalog::builtin(), ModelCatalog::builtin()).value());
             QVERIFY(saved["parallelism"]["tensor_overlap"] == json(false));
         }
+        // Transformer Engine's overlap is a GPU library: on a TPU a NeMo or Megatron plan keeps
+        // its sequence-parallel collectives exposed, as the plan with no stack does (XLA hides
+        // only the backward's, and only under MaxText's flags: maxtextHidesBackwardTensorAllReduces).
+        const auto onTpu = [](const std::string &stack) {
+            json p = tensorPlan(stack, true, 8192);
+            p["hardware"] = {{"chip", "tpu-v5p"}, {"topology", {2, 2, 2}}};
+            if (stack.empty())
+                p["workload"].erase("stack");
+            return exposedTensor(run(p, CostMode::Achievable));
+        };
+        const auto [tpuExposed, tpuTotal] = onTpu("");
+        QVERIFY(tpuTotal > 0);
+        QCOMPARE(tpuExposed, tpuTotal);
+        for (const char *stack : {"nemo", "megatron"}) {
+            const auto [exposed, total] = onTpu(stack);
+            QCOMPARE(total, tpuTotal);
+            QCOMPARE(exposed, total);
+        }
+        QVERIFY(onTpu("maxtext").first < tpuTotal);
     }
 
     // torchtitan's async TP rewrites the forward graph's all-gather -> matmul and matmul ->
