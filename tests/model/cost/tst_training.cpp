@@ -1710,6 +1710,16 @@ private slots:
             QCOMPARE(a2a(e).bytes, 2.0 * elements);
             QVERIFY_NEAR(each(e), each(megatron), 1e-15);
         }
+        // A TPU's all-to-all has no forwarding step: across two v5p slices over DCN a plan that asks
+        // for the deduplicated dispatch pays the plain one, where two GPU nodes save by it.
+        const auto acrossTwo = [&](const json &hardware, const char *dispatch) {
+            json q = plan(moeSmallModel(), hardware, {{"expert", 8}, {"expert_dispatch", dispatch}}, 2048, 8);
+            return each(run(q, CostMode::Achievable));
+        };
+        const json slices = {{"chip", "tpu-v5p"}, {"topology", {2, 2, 1}}, {"slices", 2}};
+        QCOMPARE(acrossTwo(slices, "deduplicated"), acrossTwo(slices, "all-to-all"));
+        const json nodes = {{"chip", "h100-sxm"}, {"topology", {{"nodes", 2}, {"gpus_per_node", 4}}}};
+        QVERIFY(acrossTwo(nodes, "deduplicated") < acrossTwo(nodes, "all-to-all"));
         // The ideal model ignores both: the book's all-to-all of every copy, at the recipe's dtype
         // (the ideal model's activations run at the compute dtype: 1 byte).
         QCOMPARE(each(megatronIdeal), each(deepepIdeal));
