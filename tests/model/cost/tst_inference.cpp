@@ -361,6 +361,8 @@ private slots:
             const auto e = evaluate(parse(gpuPlan("llama-3-8b", gpus, 4, 2048, 128)), mode, &why);
             if (!e)
                 qFatal("%s", e.error().toString().c_str());
+            if (mode == CostMode::Achievable && !e->terms.count("prefill_elementwise_s"))
+                qFatal("no terms.prefill_elementwise_s");
             return e->terms.count("prefill_elementwise_s") ? e->terms.at("prefill_elementwise_s") : 0.0;
         };
         const double one = 20.0 * 8192 * 4096 * 2.0 * 32 / (0.85 * 3.35e12);
