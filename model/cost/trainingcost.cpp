@@ -325,8 +325,8 @@ private:
     double m_tokensMb = 0;  ///< tokens one chip processes per microbatch (before tensor sharding), mean
     double m_peakTokensMb = 0; ///< the same for the largest microbatch (activation memory)
     double m_seqsPerReplica = 0;
-    /// run()'s dense and MoE layers (layerCost), kept for each stage's memory, which is asked for
-    /// every kind of chip once run() has worked them out.
+    /// The dense and MoE layers (layerCost) run() works out and prices the step with; each
+    /// stage's memory reads them too.
     std::optional<std::pair<LayerCost, LayerCost>> m_layers;
     std::array<double, kDTypeCount> m_tileK0{}; ///< the chip's matmulTileOverhead per dtype
     /// Sequences per microbatch by the plan format's count over data x fsdp; set by validate()
@@ -1405,9 +1405,11 @@ std::optional<Error> TrainingCost::run()
     // custom policy the tensors it neither saves nor offloads.
     const bool custom = m_remat.policy->kind == Remat::Custom;
     const double recomputeFactor = m_remat.policy->kind == Remat::Full ? 1.0 : 0.0;
-    const LayerCost dense = layerCost(false);
-    const LayerCost sparse = m.moe ? layerCost(true) : dense;
-    m_layers.emplace(dense, sparse);
+    // Worked out once, for the step here and for each stage's memory (stageActivations).
+    m_layers.emplace(layerCost(false), LayerCost{});
+    m_layers->second = m.moe ? layerCost(true) : m_layers->first;
+    const LayerCost &dense = m_layers->first;
+    const LayerCost &sparse = m_layers->second;
     const double denseFwd = layerForwardTime(dense);
     const double sparseFwd = layerForwardTime(sparse);
     // Recompute time of one layer and microbatch.
