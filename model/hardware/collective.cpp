@@ -182,8 +182,18 @@ Terms gpuTerms(const Topology &t, CollectiveOp op, int g, int m, double bytes,
     if (op == CollectiveOp::AllToAll) {
         const double n = G * M;
         const double v = bytes * o.activeFraction;
-        if (g > 1)
+        if (g > 1) {
             intra.bandwidth = v * (G - 1.0) / (n * n) / wGpu;
+            // The same kernels send a token once to each GPU that holds one of its experts, not
+            // once per expert (DeepEP's dispatch takes is_token_in_rank [tokens, ranks]; each
+            // rank returns one summed row in the combine), and a token that crossed the network
+            // to a node's same-index GPU is forwarded over NVLink to the others there. Per GPU,
+            // D (G - 1) / G copies of a token cross NVLink, D = n(1 - (1 - 1/n)^k) the GPUs its
+            // k experts land on under uniform routing.
+            if (o.forwardedTopK > 0)
+                intra.bandwidth = v / n * std::min(1.0, n * (1.0 - std::pow(1.0 - 1.0 / n, o.forwardedTopK)) / o.forwardedTopK)
+                                  * (G - 1.0) / G / wGpu;
+        }
         if (m > 1) {
             // A token bound for k experts crosses the network once per other node that holds one
             // of them, not k(M - 1)/M times (DeepSeek-V3 report sec. 3.2.2: IB to the same

@@ -200,13 +200,41 @@ private slots:
         const auto once = collectiveCost(cluster, CollectiveOp::AllToAll, group, v, forwarded);
         QVERIFY(near(every.bandwidthTime, v * 3.0 / 16.0 / (4e11 * 0.8)));
         QVERIFY(near(once.bandwidthTime, v * share * 3.0 / 16.0 / (4e11 * 0.8)));
-        // Top-1 has nothing to share; inside one node nothing crosses the network.
+        // The NVLink leg, with the forwarding, stays below the network's: a token reaches
+        // 32 x (1 - (31/32)^8) = 7.1776 GPUs, each copy but a GPU's own crossing NVLink once,
+        // V / 32 x 7.1776 / 8 x 7/8 over 450 GB/s x 0.82: 0.66 ms against the 2.64 ms above.
+        const double gpuShare = 32.0 * (1.0 - std::pow(31.0 / 32.0, 8)) / 8.0;
+        QVERIFY(v / 32.0 * gpuShare * 7.0 / 8.0 / (4.5e11 * 0.82) < once.bandwidthTime / 3.9);
+        // Top-1 has nothing to share.
         forwarded.forwardedTopK = 1;
         QVERIFY(near(collectiveCost(cluster, CollectiveOp::AllToAll, group, v, forwarded).time, every.time));
-        forwarded.forwardedTopK = 8;
+    }
+
+    void forwardedAllToAllSendsATokenOncePerGpu()
+    {
+        // The same kernels send a token once to each GPU that holds one of its experts (DeepEP's
+        // dispatch takes is_token_in_rank [tokens, ranks], and its intranode test counts the bytes
+        // received as one row per token and rank). EP8 in one H100 node, top-8: a GPU is missed
+        // with probability (7/8)^8, so a token reaches 8 x (1 - 0.875^8) = 5.2511 GPUs, a share
+        // of 0.65639 of its 8 copies. Hand-derived: V / 8 x 0.65634 x 7/8 over 450 GB/s x 0.82.
         const auto node = Topology::gpuCluster(chip("h100-sxm"), 1, 8).value();
-        QVERIFY(near(collectiveCost(node, CollectiveOp::AllToAll, whole(node, {"gpu"}), v, forwarded).time,
-                     collectiveCost(node, CollectiveOp::AllToAll, whole(node, {"gpu"}), v, plain).time));
+        CollectiveOptions plain;
+        plain.mode = CostMode::Achievable;
+        CollectiveOptions forwarded = plain;
+        forwarded.forwardedTopK = 8;
+        const double v = 1e10;
+        const double share = 8.0 * (1.0 - std::pow(0.875, 8)) / 8.0;
+        QVERIFY(near(share, 0.656391, 1e-5));
+        const auto every = collectiveCost(node, CollectiveOp::AllToAll, whole(node, {"gpu"}), v, plain);
+        const auto once = collectiveCost(node, CollectiveOp::AllToAll, whole(node, {"gpu"}), v, forwarded);
+        QVERIFY(near(every.bandwidthTime, v / 8.0 * 7.0 / 8.0 / (4.5e11 * 0.82)));
+        QVERIFY(near(once.bandwidthTime, v / 8.0 * share * 7.0 / 8.0 / (4.5e11 * 0.82)));
+        // A GB200 rack, EP 64 of its 72 GPUs, top-8: 64 x (1 - (63/64)^8) / 8 = 0.94699.
+        const auto rack = Topology::gpuCluster(chip("gb200"), 1, 72).value();
+        const auto group = std::vector<AxisSpan>{{0, 64, 1}};
+        const double rackShare = 64.0 * (1.0 - std::pow(63.0 / 64.0, 8)) / 8.0;
+        QVERIFY(near(collectiveCost(rack, CollectiveOp::AllToAll, group, v, forwarded).bandwidthTime,
+                     rackShare * collectiveCost(rack, CollectiveOp::AllToAll, group, v, plain).bandwidthTime));
     }
 
     void sharpHalvesAnAllReduce()
