@@ -176,6 +176,13 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
         return;
     }
     row.measured = measured.at("step_time_s").get<double>();
+    // A run whose benchmark did something no plan can say (as a disabled serving comparison):
+    // listed with the reason, not scored.
+    if (!measured.value("enabled", true)) {
+        row.skipped = measured.value("disabled_reason", std::string("disabled in the source file"));
+        rows.push_back(row);
+        return;
+    }
     const auto e = evaluate(*plan);
     if (!e) {
         row.skipped = "cannot be evaluated: " + e.error().toString();
