@@ -119,7 +119,9 @@ void explainCollective(DerivationRecorder &why, const Topology &topology, std::s
         words += " Each token crosses the network once per node that holds one of its top-"
                  + std::to_string(int(options.forwardedTopK))
                  + " experts and is forwarded over NVLink there (DeepEP's normal kernels): over M nodes, "
-                   "M(1 − (1 − 1/M)^k)/k of the k(M − 1)/M copies a plain all-to-all would send across.";
+                   "M(1 − (1 − 1/M)^k)/k of the k(M − 1)/M copies a plain all-to-all would send across. "
+                   "Inside a node it reaches each GPU holding one of its experts once: over n GPUs, "
+                   "n(1 − (1 − 1/n)^k)/k of the copies.";
     // The link's achievable share, and the chip whose measurements it is (an inline chip may take it
     // from a catalog chip).
     std::string linkFigure(linkName(one.bindingLink));

@@ -198,7 +198,7 @@ bool dispatchesExpertTokensInFp8(std::string_view stack);
 struct ExpertDispatchWire {
     double bytes = 0;          ///< per element, the dispatch and the combine averaged
     bool compactOut = false;   ///< dispatched at the compute dtype, narrower than the activations
-    bool deduplicated = false; ///< once per destination node across the scale-out network (GPUs)
+    bool deduplicated = false; ///< once per destination node across the scale-out network, once per GPU inside (GPUs)
 };
 /// `computeBytes` and `flowBytes` are the compute dtype's and the activations' bytes per element;
 /// the ideal model keeps the book's all-to-all (every copy, both dtypes averaged).

@@ -160,6 +160,14 @@ Term dcnTerm(const Topology &t, CollectiveOp op, int slices, double stripeBytes,
     return term;
 }
 
+// Of a token's k expert copies spread uniformly over `places` (GPUs or nodes), the share that
+// lands on distinct places: places(1 - (1 - 1/places)^k)/k, a place being missed with
+// probability (1 - 1/places)^k.
+double distinctDestinationShare(double places, double k)
+{
+    return std::min(1.0, places * (1.0 - std::pow(1.0 - 1.0 / places, k)) / k);
+}
+
 // GPU: NVSwitch inside a node, then a fat tree of leaf and spine levels (book ch. 12).
 Terms gpuTerms(const Topology &t, CollectiveOp op, int g, int m, double bytes,
                            const CollectiveOptions &o)
@@ -182,26 +190,21 @@ Terms gpuTerms(const Topology &t, CollectiveOp op, int g, int m, double bytes,
     if (op == CollectiveOp::AllToAll) {
         const double n = G * M;
         const double v = bytes * o.activeFraction;
+        const double k = o.forwardedTopK;
         if (g > 1) {
-            intra.bandwidth = v * (G - 1.0) / (n * n) / wGpu;
             // The same kernels send a token once to each GPU that holds one of its experts, not
             // once per expert (DeepEP's dispatch takes is_token_in_rank [tokens, ranks]; each
             // rank returns one summed row in the combine), and a token that crossed the network
-            // to a node's same-index GPU is forwarded over NVLink to the others there. Per GPU,
-            // D (G - 1) / G copies of a token cross NVLink, D = n(1 - (1 - 1/n)^k) the GPUs its
-            // k experts land on under uniform routing.
-            if (o.forwardedTopK > 0)
-                intra.bandwidth = v / n * std::min(1.0, n * (1.0 - std::pow(1.0 - 1.0 / n, o.forwardedTopK)) / o.forwardedTopK)
-                                  * (G - 1.0) / G / wGpu;
+            // to a node's same-index GPU is forwarded over NVLink to the others there: per GPU,
+            // a token's copies on other GPUs, (G - 1)/G of them, cross NVLink once.
+            intra.bandwidth = k > 0 ? v / n * distinctDestinationShare(n, k) * (G - 1.0) / G / wGpu
+                                    : v * (G - 1.0) / (n * n) / wGpu;
         }
         if (m > 1) {
             // A token bound for k experts crosses the network once per other node that holds one
             // of them, not k(M - 1)/M times (DeepSeek-V3 report sec. 3.2.2: IB to the same
-            // in-node index, then NVLink forwarding). Under uniform routing a node is missed with
-            // probability (1 - 1/M)^k.
-            double share = 1.0;
-            if (o.forwardedTopK > 0)
-                share = std::min(1.0, M * (1.0 - std::pow(1.0 - 1.0 / M, o.forwardedTopK)) / o.forwardedTopK);
+            // in-node index, then NVLink forwarding).
+            const double share = k > 0 ? distinctDestinationShare(M, k) : 1.0;
             leaf.bandwidth = v * share * (M - 1.0) / (M * M) / wNodeShare;
         }
     } else {

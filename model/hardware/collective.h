@@ -41,8 +41,8 @@ struct CollectiveOptions {
     bool sharp = false;         ///< GPU in-network reduction for AllReduce, where the chip has it
     double activeFraction = 1.0; ///< AllToAll: fraction of destinations that receive data (MoE top-k)
     /// AllToAll on GPU nodes: each token's top-k where the kernel sends a token across the network
-    /// once per destination node and forwards it over NVLink there (DeepEP's normal kernels);
-    /// 0 sends every copy across.
+    /// once per destination node, forwards it over NVLink there, and reaches each destination GPU
+    /// once whatever its experts there (DeepEP's normal kernels); 0 sends every copy.
     double forwardedTopK = 0;
 };
 

@@ -44,6 +44,9 @@ struct Row {
     double baseline = 0;  ///< training: one MFU for every run; serving: the book's ideal model
     double flopsOverPeak = 0; ///< training: model FLOPs / (chips x peak), for the flat baseline
     std::string skipped;      ///< why the row is listed but not scored
+    /// A listed run's prediction when it still evaluates (a run disabled for what its plan cannot
+    /// say): shown beside the reason, never scored. NaN where there is none.
+    double listedPrediction = std::nan("");
     std::string family;       ///< chips, dense or MoE, and the kind of run, for the per-family table
     RecordedQuantity recorded = RecordedQuantity::StepTime;
     bool fixture = false;     ///< from tests/data/measured-runs: the provided runs, encoded as the outside checks are
@@ -180,6 +183,9 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
     // listed with the reason, not scored.
     if (!measured.value("enabled", true)) {
         row.skipped = measured.value("disabled_reason", std::string("disabled in the source file"));
+        const auto listed = evaluate(*plan);
+        QVERIFY2(listed.hasValue(), (row.id + " no longer evaluates").c_str());
+        row.listedPrediction = listed->step.time;
         rows.push_back(row);
         return;
     }
@@ -453,8 +459,13 @@ std::string generatePage(std::vector<Row> rows)
                 continue;
             page << "| " << r.id << " | " << shortened(r.what, 60) << " | " << r.quantity << " | ";
             if (!r.skipped.empty()) {
-                page << (r.measured > 0 ? significant(r.measured) : "—") << " | not scored: "
-                     << shortened(r.skipped, 90) << " | | | | " << shortened(r.source, 70) << " |\n";
+                page << (r.measured > 0 ? significant(r.measured) : "—") << " | ";
+                if (std::isfinite(r.listedPrediction))
+                    page << significant(r.listedPrediction) << ", ";
+                page << "not scored: " << shortened(r.skipped, 90) << " | ";
+                if (std::isfinite(r.listedPrediction))
+                    page << "(" << percent(r.listedPrediction / r.measured - 1) << ")";
+                page << " | | | " << shortened(r.source, 70) << " |\n";
                 continue;
             }
             page << significant(r.measured) << " | " << significant(r.predicted) << " | "
