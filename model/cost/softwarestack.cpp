@@ -184,6 +184,15 @@ double elementwiseTrafficShare(std::string_view stack, bool compiled)
     return 0.5;
 }
 
+bool fusesEightBitCasts(const Chip &chip, std::string_view stack)
+{
+    // XLA recognises the quantize / dequantize pattern around a dot and calls the 8-bit matmul
+    // with the scales (cuBLASLt's fp8 API on GPUs: NVIDIA JAX-Toolbox, "User Guide on Native
+    // XLA-FP8"); the quantization and the amax reduction fuse into the op that produces the
+    // operand, as every elementwise step does under XLA.
+    return chip.isTpu() || stack == "maxtext";
+}
+
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled)
 {
     if (chip.isTpu() || stack == "maxtext")

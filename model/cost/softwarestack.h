@@ -50,6 +50,11 @@ double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &
 /// performance"), eager otherwise (its config's default).
 bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std::optional<bool> asked);
 
+/// Whether an 8-bit recipe's casts (the quantization of each matmul operand, its amax and its
+/// transposed copy) fuse into the neighbouring operations, so no cast kernel moves them through
+/// HBM: XLA's, on TPUs and under MaxText on GPUs.
+bool fusesEightBitCasts(const Chip &chip, std::string_view stack);
+
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;

@@ -1251,9 +1251,10 @@ void TrainingCost::setKernelRates(bool ideal)
         // 8-bit recipes (Transformer Engine and torchao float8 on GPUs, AQT on TPUs) run only the
         // weight matmuls in 8 bits; the attention core and the output layer stay in bf16.
         m_peak16 = m_chip.peakFlops(DType::Bf16) * m_chip.achievable.flopsFraction;
-        // On GPUs every fp8 operand is cast from bf16 with a per-tensor scale (amax) by separate
-        // kernels; XLA fuses AQT's quantization into the matmuls on TPUs.
-        if (!m_chip.isTpu())
+        // Transformer Engine and torchao cast every fp8 operand from bf16 with a per-tensor scale
+        // (amax) in kernels of their own; XLA fuses the quantization into its neighbours, AQT's on
+        // TPUs and MaxText's fp8 on GPUs (fusesEightBitCasts).
+        if (!fusesEightBitCasts(m_chip, m_train.stack))
             m_castBytes = kFp8CastBytes;
     }
     m_attnFwdRate = m_peak16;
