@@ -224,7 +224,7 @@ PlanInspector::PlanInspector(QWidget *parent)
     // first entry removes the key, leaving it to the software stack.
     optionalChoiceField(parBox, parForm, tr("Expert dispatch"), "/parallelism/expert_dispatch", tr("stack's default"),
                         {{tr("all-to-all (every copy)"), QStringLiteral("all-to-all")},
-                         {tr("deduplicated (once per node and GPU)"), QStringLiteral("deduplicated")}},
+                         {tr("deduplicated (DeepEP)"), QStringLiteral("deduplicated")}},
                         tr("How routed tokens cross the network to their experts' ranks: a plain all-to-all sends every "
                            "routed copy (Megatron-LM's alltoall dispatcher, torchtitan, DeepSpeed); DeepEP and HybridEP "
                            "send a token once per node that holds one of its experts, forward it over NVLink there, and "
