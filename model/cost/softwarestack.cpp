@@ -114,6 +114,13 @@ std::string_view firstListed(const Chip &chip, std::initializer_list<std::string
     return {};
 }
 
+// Every program on a TPU, and MaxText's on GPUs, is one XLA computation: elementwise steps fuse
+// into their neighbours.
+bool compiledByXla(const Chip &chip, std::string_view stack)
+{
+    return chip.isTpu() || stack == "maxtext";
+}
+
 } // namespace
 
 std::string_view attentionKernelFor(const Chip &chip, std::string_view stack)
@@ -190,12 +197,12 @@ bool fusesEightBitCasts(const Chip &chip, std::string_view stack)
     // with the scales (cuBLASLt's fp8 API on GPUs: NVIDIA JAX-Toolbox, "User Guide on Native
     // XLA-FP8"); the quantization and the amax reduction fuse into the op that produces the
     // operand, as every elementwise step does under XLA.
-    return chip.isTpu() || stack == "maxtext";
+    return compiledByXla(chip, stack);
 }
 
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled)
 {
-    if (chip.isTpu() || stack == "maxtext")
+    if (compiledByXla(chip, stack))
         return kLossBytesXla;
     // Unfused by default: Megatron-LM, Megatron-DeepSpeed and eager torchtitan.
     const bool unfusedByDefault = stack == "megatron" || stack == "deepspeed"

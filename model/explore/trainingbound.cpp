@@ -50,7 +50,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     m_lossBytes = lossBytesPerLogit(chip, plan.training.stack, plan.training.lossFusion, compiled);
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
-    if (eightBit && !chip.isTpu())
+    if (eightBit && !fusesEightBitCasts(chip, plan.training.stack))
         m_castBytes = kFp8CastBytes;
     if (plan.training.flashAttention) {
         m_attnBackwardFactor = kFlashBackwardFactor;

@@ -339,6 +339,10 @@ void TestPlanSearch::boundsBelowEvaluation_data()
     json maxtext = trainingPlan(tinyMoe(), json{{"chip", "tpu-v5e"}, {"topology", "2x4"}}, 8, 2048);
     maxtext["workload"]["stack"] = "maxtext";
     QTest::newRow("moe, v5e 2x4, maxtext") << QByteArray::fromStdString(maxtext.dump()) << 0;
+    // MaxText's fp8 on GPUs: XLA fuses the casts, which the bound must not charge either.
+    json maxtextFp8 = trainingPlan(tinyDense(), smallGpu(2, 4), 8, 8192, "fp8");
+    maxtextFp8["workload"]["stack"] = "maxtext";
+    QTest::newRow("dense fp8, 2x4 H100, maxtext") << QByteArray::fromStdString(maxtextFp8.dump()) << 0;
     // The unfused fp32 loss (Megatron's 52 bytes per logit, eager PyTorch's 48) on the last stage.
     // The sanitizer build walks the same code with eager torchtitan alone.
     for (const char *stack : {"megatron", "torchtitan"}) {
