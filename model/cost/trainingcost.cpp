@@ -588,7 +588,7 @@ void TrainingCost::explainExpertTokens(const ExpertDispatchWire &wire)
             owner = "the plan's parallelism.expert_dispatch";
         else if (m_train.stack.empty())
             owner = "a well-tuned stack, none named";
-        words += wire.deduplicated ? " Each crosses the network once per node, and reaches each GPU once, holding one of its experts ("
+        words += wire.deduplicated ? " Each is sent once to each node, and each GPU, that holds one of its experts ("
                                    : " Every routed copy crosses the network on its own (";
         words += owner + ").";
     }
