@@ -191,13 +191,18 @@ double elementwiseTrafficShare(std::string_view stack, bool compiled)
     return 0.5;
 }
 
-bool fusesEightBitCasts(const Chip &chip, std::string_view stack)
+double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute)
 {
     // XLA recognises the quantize / dequantize pattern around a dot and calls the 8-bit matmul
     // with the scales (cuBLASLt's fp8 API on GPUs: NVIDIA JAX-Toolbox, "User Guide on Native
     // XLA-FP8"); the quantization and the amax reduction fuse into the op that produces the
     // operand, as every elementwise step does under XLA.
-    return compiledByXla(chip, stack);
+    if (!chip.hasEightBitUnits(compute) || compiledByXla(chip, stack))
+        return 0.0;
+    // Forward cast (read 2, write 1), the gradient's cast (read 2, write 1) and the transposed fp8
+    // copy the weight-gradient matmul reads (write 1, read 1): Transformer Engine's fused
+    // cast-transpose kernels.
+    return 8.0;
 }
 
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled)

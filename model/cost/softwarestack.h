@@ -50,10 +50,11 @@ double attentionKernelShare(const AttentionKernelCurve &curve, const ModelSpec &
 /// performance"), eager otherwise (its config's default).
 bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std::optional<bool> asked);
 
-/// Whether an 8-bit recipe's casts (the quantization of each matmul operand, its amax and its
-/// transposed copy) fuse into the neighbouring operations, so no cast kernel moves them through
-/// HBM: XLA's, on TPUs and under MaxText on GPUs.
-bool fusesEightBitCasts(const Chip &chip, std::string_view stack);
+/// HBM bytes per matmul-input element a step spends casting an 8-bit recipe's operands (the
+/// quantization, its amax and the transposed copy the weight gradient reads): 8 where kernels of
+/// their own do it (Transformer Engine, torchao), 0 where XLA fuses them into their neighbours (on
+/// TPUs and under MaxText on GPUs) or `compute` runs on no 8-bit units.
+double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute);
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused

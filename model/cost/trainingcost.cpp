@@ -26,10 +26,6 @@ constexpr double kNaiveAttentionPasses = 4.0;
 // (dV, dP, dQ, dK) against the forward's two: 2.5x the forward's FLOPs (FlashAttention-2 paper,
 // Dao 2023, section 4.1, which counts its backward throughput this way).
 constexpr double kFlashBackwardFactor = 2.5;
-// HBM bytes per element of a matmul input per step under an fp8 recipe: forward cast (read 2, write
-// 1), backward cast of the gradient (read 2, write 1) and the transposed fp8 copy (write 1, read 1)
-// that the weight-gradient matmul reads (Transformer Engine's fused cast-transpose kernels).
-constexpr double kFp8CastBytes = 8.0;
 // Every weight-matmul kernel also pays a fixed time, whatever its size: launch, ramp and tail.
 // DeepSeek's DeepGEMM H800 table fits t = t0 + 2MN(K + K0)/R with t0 = 2.0 us (OpenXLA's H100
 // table gives 6 us, its timing harness included); it shows only where a chip's microbatch is
@@ -637,7 +633,7 @@ double TrainingCost::layerOverheadTime(const LayerCost &layer) const
     const double elementwiseTime = 2.0 * m_elementwiseTraffic * layer.elementwise * tokens * m_flowBytes / m_hbm;
     const double scoreTime = m_naivePasses * layer.scoreElements * tokens * m_flowBytes / m_hbm;
     // An fp8 recipe casts each matmul input (and its gradient, with a transposed copy) per step:
-    // charged a third per pass-equivalent here so that forward and backward pay kFp8CastBytes in
+    // charged a third per pass-equivalent here so that forward and backward pay m_castBytes in
     // all (a fully recomputed forward pays its third again, as it casts again).
     const double castTime = m_castBytes / 3.0 * layer.linearInputs * tokens / m_hbm;
     // A TPU runs the step as one compiled program: no kernel launches between its matmuls.
@@ -1253,9 +1249,8 @@ void TrainingCost::setKernelRates(bool ideal)
         m_peak16 = m_chip.peakFlops(DType::Bf16) * m_chip.achievable.flopsFraction;
         // Transformer Engine and torchao cast every fp8 operand from bf16 with a per-tensor scale
         // (amax) in kernels of their own; XLA fuses the quantization into its neighbours, AQT's on
-        // TPUs and MaxText's fp8 on GPUs (fusesEightBitCasts).
-        if (!fusesEightBitCasts(m_chip, m_train.stack))
-            m_castBytes = kFp8CastBytes;
+        // TPUs and MaxText's fp8 on GPUs.
+        m_castBytes = eightBitCastBytes(m_chip, m_train.stack, m_train.computeDtype);
     }
     m_attnFwdRate = m_peak16;
     m_attnBwdRate = m_peak16;

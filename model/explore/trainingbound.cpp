@@ -18,7 +18,6 @@ namespace {
 // The cost model's constants (cost/trainingcost.cpp), with their reasons there.
 constexpr double kNaiveAttentionPasses = 4.0;
 constexpr double kFlashBackwardFactor = 2.5;
-constexpr double kFp8CastBytes = 8.0;
 
 } // namespace
 
@@ -50,8 +49,7 @@ TrainingBound::TrainingBound(const Plan &plan, CostMode mode)
     m_lossBytes = lossBytesPerLogit(chip, plan.training.stack, plan.training.lossFusion, compiled);
     m_stackShardsActivations = shardsActivationsOverTensor(chip, plan.training.stack);
     m_naivePasses = kNaiveAttentionPasses;
-    if (eightBit && !fusesEightBitCasts(chip, plan.training.stack))
-        m_castBytes = kFp8CastBytes;
+    m_castBytes = eightBitCastBytes(chip, plan.training.stack, compute);
     if (plan.training.flashAttention) {
         m_attnBackwardFactor = kFlashBackwardFactor;
         const auto found = chip.attentionKernels.find(attentionKernelFor(chip, plan.training.stack));
