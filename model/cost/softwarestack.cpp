@@ -36,6 +36,12 @@ constexpr double kExpertDispatchCostGpu = 16.0 / 18.0;
 // steps, is scaled by the same factor; no TPU MoE serving run checks it yet.
 constexpr double kForwardDispatchScale = (8.0 / 6.0) / kExpertDispatchCostGpu;
 
+// Transformer Engine's fused cast-transpose kernels, per element of an 8-bit matmul's input: the
+// forward cast (read 2, write 1); the gradient's cast (read 2, write 1) and the transposed copy the
+// weight-gradient matmul reads (write 1, read 1).
+constexpr double kForwardCastBytes = 3.0;
+constexpr double kBackwardCastBytes = 3.0 + 2.0;
+
 // The softmax cross-entropy over the logits, in HBM bytes per logit element per training step.
 // Megatron-LM's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py; the
 // fused variant is the opt-in --cross-entropy-loss-fusion) upcasts the bf16 logits to fp32 (read 2,
@@ -199,10 +205,22 @@ double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute
     // operand, as every elementwise step does under XLA.
     if (!chip.hasEightBitUnits(compute) || compiledByXla(chip, stack))
         return 0.0;
-    // Forward cast (read 2, write 1), the gradient's cast (read 2, write 1) and the transposed fp8
-    // copy the weight-gradient matmul reads (write 1, read 1): Transformer Engine's fused
-    // cast-transpose kernels.
-    return 8.0;
+    return kForwardCastBytes + kBackwardCastBytes;
+}
+
+double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool dispatched)
+{
+    // Megatron-Core pads and hands the permuted tokens, one row per routed copy, to Transformer
+    // Engine's grouped linear, which quantizes each expert's rows (experts.py at
+    // NVIDIA/Megatron-LM@d98e8a6); torchtitan's grouped fp8 matmuls quantize after the all-to-all
+    // too. A stack that dispatches fp8 quantizes a token once, before the wire, and its backward
+    // still casts each copy's gradient and writes each copy's transposed operand. The shared
+    // experts are one module reading the normed token.
+    const double routed = moe.expertsPerToken;
+    const double shared = moe.sharedExperts > 0 ? 1.0 : 0.0;
+    if (!dispatched || !dispatchesExpertTokensInFp8(stack))
+        return routed + shared;
+    return (kForwardCastBytes + kBackwardCastBytes * routed) / (kForwardCastBytes + kBackwardCastBytes) + shared;
 }
 
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled)

@@ -14,6 +14,7 @@ namespace meshplan::model {
 struct AttentionKernelCurve;
 struct Chip;
 struct ModelSpec;
+struct MoeSpec;
 struct RematPolicy;
 struct TrainingSpec;
 enum class RematTensor; // plan/rematpolicy.h
@@ -55,6 +56,12 @@ bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std
 /// their own do it (Transformer Engine, torchao), 0 where XLA fuses them into their neighbours (on
 /// TPUs and under MaxText on GPUs) or `compute` runs on no 8-bit units.
 double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute);
+
+/// The hidden states per token an 8-bit recipe casts on their way into an MoE layer's experts,
+/// each at eightBitCastBytes per element: every routed copy, as the grouped matmuls quantize the
+/// permuted tokens, or fewer where `stack` quantizes a token once before dispatching it in fp8
+/// (`dispatched`: the experts sit across an expert-parallel all-to-all); plus the shared experts'.
+double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool dispatched);
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused

@@ -516,10 +516,12 @@ LayerCost TrainingCost::layerCost(bool moe) const
     c.savedFull = d / shardD;
     c.elementwise = base;
     // Inputs of the weight matmuls: the normed input twice (attention, MLP), the attention output,
-    // the MLP's activations (the routed experts' for each of their tokens).
+    // the MLP's activations; in an MoE layer the routed experts read each of their tokens, and the
+    // shared experts (one module) the normed input once.
     const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
                                  : double(m.dFf) / tp;
-    c.linearInputs = norms * d + attnOut + mlpHidden;
+    const double mlpInputs = moe ? expertLayerCastInputs(m_train.stack, *m.moe, m_d.expert > 1) : 1.0;
+    c.linearInputs = (norms - 1.0 + mlpInputs) * d + attnOut + mlpHidden;
 
     // The weight matmuls' shapes, [tokens, K] x [K, N] (book ch. 1): the forward reduces over K,
     // the input gradient over N and the weight gradient over the microbatch's tokens.

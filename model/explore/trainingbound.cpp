@@ -193,7 +193,9 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     l.elementwise = base;
     const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
                                  : double(m.dFf) / tp;
-    l.linearInputs = norms * d + attnOut + mlpHidden;
+    const double mlpInputs = moe ? expertLayerCastInputs(m_plan.training.stack, *m.moe, shape.degrees[static_cast<std::size_t>(Role::Expert)] > 1)
+                                 : 1.0;
+    l.linearInputs = (norms - 1.0 + mlpInputs) * d + attnOut + mlpHidden;
     const StepRemat remat = stepRematOf(shape);
     const RematPolicy &policy = *remat.policy;
     switch (policy.kind) {
