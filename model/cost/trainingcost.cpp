@@ -956,7 +956,9 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
          {"naive_passes", m_naivePasses, "", "HBM passes over the attention scores of a naive (non-flash) kernel"},
          {"score_elements", c.scoreElements, "", "attention score elements per token (0 with a flash kernel)"},
          {"cast_bytes", m_castBytes, "", "fp8 recipes outside XLA: bytes per matmul-input element for casts and transposes"},
-         {"linear_inputs", c.linearInputs, "", "elements per token entering the weight matmuls"},
+         {"linear_inputs", c.linearInputs, "",
+          c.moe ? "elements per token entering the weight matmuls, the routed experts' input once per routed copy"
+                : "elements per token entering the weight matmuls"},
          {"launch_s", m_options.mode == CostMode::Achievable && !m_chip.isTpu() ? kMatmulLaunchS : 0.0, "",
           "per weight-matmul kernel launch on a GPU (0 on TPUs, which run one compiled program)"},
          {"kernels", c.matmulKernels, "", "weight-matmul kernels per layer forward"},
