@@ -208,17 +208,16 @@ double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute
     return kForwardCastBytes + kBackwardCastBytes;
 }
 
-double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool dispatched)
+double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool expertParallel)
 {
-    // Megatron-Core pads and hands the permuted tokens, one row per routed copy, to Transformer
-    // Engine's grouped linear, which quantizes each expert's rows (experts.py at
-    // NVIDIA/Megatron-LM@d98e8a6); torchtitan's grouped fp8 matmuls quantize after the all-to-all
-    // too. A stack that dispatches fp8 quantizes a token once, before the wire, and its backward
-    // still casts each copy's gradient and writes each copy's transposed operand. The shared
-    // experts are one module reading the normed token.
+    // Megatron-Core hands the permuted rows to Transformer Engine's grouped linear, which quantizes
+    // each expert's (experts.py at NVIDIA/Megatron-LM@d98e8a6); torchtitan's grouped fp8 matmuls
+    // quantize after the all-to-all too. Under an 8-bit recipe the condition below is
+    // expertDispatchWire's compactOut: the forward's quantization moved before the wire, while the
+    // backward's casts and transposes stay per copy.
     const double routed = moe.expertsPerToken;
-    const double shared = moe.sharedExperts > 0 ? 1.0 : 0.0;
-    if (!dispatched || !dispatchesExpertTokensInFp8(stack))
+    const double shared = moe.sharedExperts > 0 ? 1.0 : 0.0; // the shared experts are one module
+    if (!expertParallel || !dispatchesExpertTokensInFp8(stack))
         return routed + shared;
     return (kForwardCastBytes + kBackwardCastBytes * routed) / (kForwardCastBytes + kBackwardCastBytes) + shared;
 }

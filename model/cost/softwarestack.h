@@ -59,9 +59,9 @@ double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute
 
 /// The hidden states per token an 8-bit recipe casts on their way into an MoE layer's experts,
 /// each at eightBitCastBytes per element: every routed copy, as the grouped matmuls quantize the
-/// permuted tokens, or fewer where `stack` quantizes a token once before dispatching it in fp8
-/// (`dispatched`: the experts sit across an expert-parallel all-to-all); plus the shared experts'.
-double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool dispatched);
+/// permuted tokens, or fewer where `stack` quantizes a token once before an expert-parallel
+/// all-to-all that carries it in fp8; plus the shared experts'.
+double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool expertParallel);
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused

@@ -520,8 +520,9 @@ LayerCost TrainingCost::layerCost(bool moe) const
     // shared experts (one module) the normed input once.
     const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
                                  : double(m.dFf) / tp;
-    const double mlpInputs = moe ? expertLayerCastInputs(m_train.stack, *m.moe, m_d.expert > 1) : 1.0;
-    c.linearInputs = (norms - 1.0 + mlpInputs) * d + attnOut + mlpHidden;
+    // (A parallel block's attention and dense MLP read one normed input; experts read their own.)
+    const double normedInputs = moe ? 1.0 + expertLayerCastInputs(m_train.stack, *m.moe, m_d.expert > 1) : norms;
+    c.linearInputs = normedInputs * d + attnOut + mlpHidden;
 
     // The weight matmuls' shapes, [tokens, K] x [K, N] (book ch. 1): the forward reduces over K,
     // the input gradient over N and the weight gradient over the microbatch's tokens.

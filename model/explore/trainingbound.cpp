@@ -167,11 +167,11 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     rebuild[at(RematTensor::Context)] = l.attentionFlops;
     rebuild[at(RematTensor::OutProj)] = 2.0 * outW;
     double mlpSaved = 0;
+    const double ep = shape.degrees[static_cast<std::size_t>(Role::Expert)];
     if (moe) {
         const MoeSpec &e = *m.moe;
         const double fe = double(e.dFfExpert);
         const double expert = double(m_params.expertParams) / tp;
-        const double ep = shape.degrees[static_cast<std::size_t>(Role::Expert)];
         l.expertFlops = 2.0 * e.expertsPerToken * expert;
         l.matmulFlops += 2.0 * double(m_params.moeSharedPerLayer) / tp;
         l.weightElements += double(m_params.moeSharedPerLayer) / tp + double(e.experts) / ep * expert;
@@ -193,9 +193,8 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     l.elementwise = base;
     const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
                                  : double(m.dFf) / tp;
-    const double mlpInputs = moe ? expertLayerCastInputs(m_plan.training.stack, *m.moe, shape.degrees[static_cast<std::size_t>(Role::Expert)] > 1)
-                                 : 1.0;
-    l.linearInputs = (norms - 1.0 + mlpInputs) * d + attnOut + mlpHidden;
+    const double normedInputs = moe ? 1.0 + expertLayerCastInputs(m_plan.training.stack, *m.moe, ep > 1) : norms;
+    l.linearInputs = normedInputs * d + attnOut + mlpHidden;
     const StepRemat remat = stepRematOf(shape);
     const RematPolicy &policy = *remat.policy;
     switch (policy.kind) {

@@ -830,22 +830,26 @@ private slots:
     // linear quantizes the permuted rows (Megatron-Core's experts.py), so an fp8 recipe casts every
     // copy. The small kernel plan with 8 experts of 1024, top 2, on one H100: 2048 (attention's
     // input) + 2 x 2048 (the routed copies) + 2048 (attention output) + 2 x 1024 (the experts'
-    // activations) = 10,240 elements a token and layer: 8 x 10,240 x 8192 x 4 B over 0.85 of
-    // 3.35 TB/s = 0.9427 ms, where counting the token once would give 8192 elements.
+    // activations) = 10,240 elements a token and layer; 8 B an element, 8192 tokens, 4 layers, over
+    // 0.85 of 3.35 TB/s: 0.9427 ms, where counting the token once would give 8192 elements.
     void eightBitRecipesCastEachRoutedCopy()
     {
-        const auto moePlan = [](const char *stack, const char *dtype) {
+        const auto moePlan = [](const char *stack, const char *dtype, bool parallelBlock) {
             json p = kernelPlan("h100-sxm", stack, dtype);
             p["model"]["moe"] = {{"experts", 8}, {"experts_per_token", 2}, {"d_ff_expert", 1024}};
+            p["model"]["parallel_block"] = parallelBlock;
             return p;
         };
-        const auto fp8Adds = [&](const char *stack) {
-            return unlistedCompute(run(moePlan(stack, "fp8"), CostMode::Achievable))
-                   - unlistedCompute(run(moePlan(stack, "bf16"), CostMode::Achievable));
+        const auto fp8Adds = [&](const char *stack, bool parallelBlock) {
+            return unlistedCompute(run(moePlan(stack, "fp8", parallelBlock), CostMode::Achievable))
+                   - unlistedCompute(run(moePlan(stack, "bf16", parallelBlock), CostMode::Achievable));
         };
         const double casts = 8.0 * 10240.0 * 8192.0 * 4.0 / (0.85 * 3.35e12);
         QVERIFY(std::fabs(casts - 0.9427e-3) < 1e-7);
-        QVERIFY(std::fabs(fp8Adds("megatron") - fp8Adds("maxtext") - casts) < 1e-9);
+        // A parallel block feeds attention and the router one normed input; attention still casts
+        // its own, and the experts theirs.
+        for (bool parallelBlock : {false, true})
+            QVERIFY(std::fabs(fp8Adds("megatron", parallelBlock) - fp8Adds("maxtext", parallelBlock) - casts) < 1e-9);
         // A stack that dispatches fp8 (DeepSeek-V3's recipe; none named) quantizes a token once,
         // before the all-to-all: 3 of the 8 bytes once, the backward's 5 per copy. Top 8 with a
         // shared expert: (3 + 5 x 8) / 8 + 1 = 6.375 of the 9 hidden states the frameworks cast.
