@@ -222,6 +222,17 @@ double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool ex
     return (kForwardCastBytes + kBackwardCastBytes * routed) / (kForwardCastBytes + kBackwardCastBytes) + shared;
 }
 
+double matmulInputsPerToken(const ModelSpec &m, std::string_view stack, double tensor, bool moe, bool expertParallel)
+{
+    const double d = double(m.dModel);
+    const double attnOut = m.heads / tensor * attentionHeadDims(m).second;
+    if (!moe)
+        return (m.parallelBlock ? 1.0 : 2.0) * d + attnOut + double(m.dFf) / tensor;
+    const MoeSpec &e = *m.moe;
+    const double mlpHidden = (e.expertsPerToken + e.sharedExperts) * double(e.dFfExpert) / tensor;
+    return (1.0 + expertLayerCastInputs(stack, e, expertParallel)) * d + attnOut + mlpHidden;
+}
+
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled)
 {
     if (compiledByXla(chip, stack))

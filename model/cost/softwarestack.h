@@ -63,6 +63,12 @@ double eightBitCastBytes(const Chip &chip, std::string_view stack, DType compute
 /// all-to-all that carries it in fp8; plus the shared experts'.
 double expertLayerCastInputs(std::string_view stack, const MoeSpec &moe, bool expertParallel);
 
+/// Elements per token entering one layer's weight matmuls on a chip of `tensor` ranks, each cast
+/// once by an 8-bit recipe: the normed input (once for attention and once for a dense MLP, unless
+/// the block is parallel; an MoE layer's experts as expertLayerCastInputs counts), the attention
+/// output and the MLP's activations (the routed and shared experts' per token).
+double matmulInputsPerToken(const ModelSpec &m, std::string_view stack, double tensor, bool moe, bool expertParallel);
+
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;

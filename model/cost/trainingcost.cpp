@@ -515,14 +515,7 @@ LayerCost TrainingCost::layerCost(bool moe) const
     c.savedNone = base + (flash ? 2.0 * m.heads / tp : 1.5 * (m.heads / tp) * T);
     c.savedFull = d / shardD;
     c.elementwise = base;
-    // Inputs of the weight matmuls: the normed input twice (attention, MLP), the attention output,
-    // the MLP's activations; in an MoE layer the routed experts read each of their tokens, and the
-    // shared experts (one module) the normed input once.
-    const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
-                                 : double(m.dFf) / tp;
-    // (A parallel block's attention and dense MLP read one normed input; experts read their own.)
-    const double normedInputs = moe ? 1.0 + expertLayerCastInputs(m_train.stack, *m.moe, m_d.expert > 1) : norms;
-    c.linearInputs = normedInputs * d + attnOut + mlpHidden;
+    c.linearInputs = matmulInputsPerToken(m, m_train.stack, tp, moe, m_d.expert > 1);
 
     // The weight matmuls' shapes, [tokens, K] x [K, N] (book ch. 1): the forward reduces over K,
     // the input gradient over N and the weight gradient over the microbatch's tokens.

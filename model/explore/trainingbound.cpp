@@ -191,10 +191,7 @@ TrainingBound::Layer TrainingBound::layer(const TrainingShape &shape, bool moe) 
     const double base = norms * 2.0 * d / shardD + qkv + attnOut + mlpSaved;
     l.selective = base;
     l.elementwise = base;
-    const double mlpHidden = moe ? (m.moe->expertsPerToken + m.moe->sharedExperts) * double(m.moe->dFfExpert) / tp
-                                 : double(m.dFf) / tp;
-    const double normedInputs = moe ? 1.0 + expertLayerCastInputs(m_plan.training.stack, *m.moe, ep > 1) : norms;
-    l.linearInputs = normedInputs * d + attnOut + mlpHidden;
+    l.linearInputs = matmulInputsPerToken(m, m_plan.training.stack, tp, moe, ep > 1);
     const StepRemat remat = stepRematOf(shape);
     const RematPolicy &policy = *remat.policy;
     switch (policy.kind) {
