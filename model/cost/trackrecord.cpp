@@ -68,13 +68,16 @@ std::string chipGeneration(const Chip &chip)
 {
     if (chip.isTpu())
         return "TPU";
-    if (chip.id.starts_with("a100"))
+    // A chip written inline runs at the measured figures of the catalog chip it took them from,
+    // so its predictions err as that chip's do (an A800 at the A100's).
+    const std::string &id = chip.figuresFrom.empty() ? chip.id : chip.figuresFrom;
+    if (id.starts_with("a100"))
         return "A100";
-    if (chip.id.starts_with("h100") || chip.id == "h200" || chip.id == "h800")
+    if (id.starts_with("h100") || id == "h200" || id == "h800")
         return "H100/H200";
-    if (chip.id == "b200" || chip.id == "gb200")
+    if (id == "b200" || id == "gb200")
         return "B200/GB200";
-    return chip.id;
+    return id;
 }
 
 std::string trackRecordFamily(const Plan &plan, RecordedQuantity quantity)

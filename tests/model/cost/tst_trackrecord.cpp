@@ -87,6 +87,17 @@ private slots:
                  std::string("TPU, MoE, sequences up to 16K"));
         QCOMPARE(trackRecordFamily(parse(trainingPlan("llama-3-8b", "gb200", kGpuNode, 4096)), RecordedQuantity::StepTime),
                  std::string("B200/GB200, dense, sequences up to 16K"));
+        // An A800 written inline (an A100 with a narrower NVLink) runs at the A100's measured
+        // figures, and its track record is the A100's.
+        json a800 = trainingPlan("llama-3-8b", "a100-80gb", kGpuNode, 8192);
+        a800["hardware"]["chip"] = {{"id", "a800-80gb"},
+                                    {"family", "gpu"},
+                                    {"peak_flops", {{"bf16", 312e12}}},
+                                    {"hbm_bytes", 85899345920.0},
+                                    {"hbm_bandwidth", 2039e9},
+                                    {"nvlink", {{"bandwidth", 200e9}, {"domain_size", 8}}},
+                                    {"scale_out", {{"node_egress_bandwidth", 200e9}}}};
+        QCOMPARE(trackRecordFamily(parse(a800), RecordedQuantity::StepTime), std::string("A100, dense, sequences up to 16K"));
         const Plan serving = parse(servingPlan("mixtral-8x7b", "a100-80gb"));
         QCOMPARE(trackRecordFamily(serving, RecordedQuantity::Prefill), std::string("A100, MoE, prefill"));
         QCOMPARE(trackRecordFamily(serving, RecordedQuantity::DecodeStep), std::string("A100, MoE, decode step"));
