@@ -68,8 +68,9 @@ std::string chipGeneration(const Chip &chip)
 {
     if (chip.isTpu())
         return "TPU";
-    // A chip written inline runs at the measured figures of the catalog chip it took them from,
-    // so its predictions err as that chip's do (an A800 at the A100's).
+    // A chip written inline that lists no measured figures of its own runs at those of the catalog
+    // chip it took them from (an A800 at the A100's), so that chip's record is the nearest one it
+    // has; one that lists them all keeps its own id, which no family on the page names.
     const std::string &id = chip.figuresFrom.empty() ? chip.id : chip.figuresFrom;
     if (id.starts_with("a100"))
         return "A100";
