@@ -68,10 +68,10 @@ std::string chipGeneration(const Chip &chip)
 {
     if (chip.isTpu())
         return "TPU";
-    // A chip written inline that lists no measured figures of its own runs at those of the catalog
-    // chip it took them from (an A800 at the A100's), so that chip's record is the nearest one it
-    // has; one that lists them all keeps its own id, which no family on the page names.
-    const std::string &id = chip.figuresFrom.empty() ? chip.id : chip.figuresFrom;
+    // A chip written inline that takes its matmul rate from a catalog chip (an A800 takes the A100's)
+    // errs as that chip does, so it shares its record; one that lists its own keeps its own id,
+    // which no family on the page names.
+    const std::string id = chip.figureOwner("flops_fraction");
     if (id.starts_with("a100"))
         return "A100";
     if (id.starts_with("h100") || id == "h200" || id == "h800")

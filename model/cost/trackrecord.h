@@ -21,7 +21,7 @@ std::string_view recordedQuantityName(RecordedQuantity quantity); ///< "step tim
 RecordedQuantity recordedQuantityOf(std::string_view jsonPath);
 
 /// The chips a family names: the generation, not the SKU (H100, H200 and H800 share a die); a chip
-/// written inline counts as the catalog chip whose measured figures it runs at.
+/// written inline counts as the catalog chip whose matmul rate (flops_fraction) it runs at.
 std::string chipGeneration(const Chip &chip);
 /// The family a plan's quantity belongs to, as the validation page names it: "H100/H200, dense,
 /// sequences up to 16K" for a training step, "A100, MoE, decode step" for serving.
