@@ -85,8 +85,14 @@ constexpr double kLossBytesXla = 8.0;
 // Measured: torchtitan's LLaMA 3.1 8B on 8 H100 runs 5,762 tokens/s per GPU eager and 6,667
 // compiled (docs/performance.md, Table 1), 0.39 s a step; the counted 1.5 shares price 0.32 s of
 // it at the page's 2.4 TB/s HBM2e.
-constexpr double kTorchtitanEagerTraffic = 2.25;
-constexpr double kTorchtitanCompiledTraffic = 0.74;
+// DeepSpeed trains a model written in the same eager ops: Hugging Face Transformers' (FlagPerf's
+// DeepSpeed cases load it at transformers 4.30.2; ALST's integration patches its attention only).
+// Its LlamaRMSNorm upcasts, squares, means, scales, casts back and multiplies by its weight, as
+// torchtitan's does; its rotary embedding (q x cos + rotate_half(q) x sin, rotate_half a negation
+// and a torch.cat) moves the same 20 bytes per element of q and k; SiLU, the gate product and the
+// residual adds are the same kernels. So it carries the same shares.
+constexpr double kEagerBlockTraffic = 2.25;
+constexpr double kCompiledBlockTraffic = 0.74;
 
 // GPU idle per local expert and forward-equivalent pass of a Megatron-Core MoE layer on Hopper
 // (moeHostIssueSeconds: 1.893 s / (48 x 64 x 3 x 8)).
@@ -183,12 +189,12 @@ bool compilesBlocks(const Chip &chip, std::string_view stack, DType compute, std
 
 double elementwiseTrafficShare(std::string_view stack, bool compiled)
 {
-    if (stack == "torchtitan")
-        return compiled ? kTorchtitanCompiledTraffic : kTorchtitanEagerTraffic;
-    // Composer/llm-foundry and DeepSpeed run PyTorch eagerly (llm-foundry's benchmark configs do
-    // not compile): each norm, activation and residual add reads its input from HBM and writes its
-    // output back.
-    if (stack == "composer" || stack == "deepspeed")
+    if (stack == "torchtitan" || stack == "deepspeed")
+        return compiled ? kCompiledBlockTraffic : kEagerBlockTraffic;
+    // Composer/llm-foundry runs PyTorch eagerly too (its benchmark configs do not compile), but
+    // its MPT block is leaner: one low-precision LayerNorm kernel, GeLU and no rotary embedding.
+    // Each norm, activation and residual add reads its input from HBM and writes its output back.
+    if (stack == "composer")
         return 1.0;
     // XLA (MaxText) fuses elementwise chains into the neighbouring matmuls and reductions, and
     // Megatron/NeMo call fused kernels (bias-GeLU, bias-dropout-add, Transformer Engine's

@@ -73,7 +73,8 @@ double matmulInputsPerToken(const ModelSpec &m, std::string_view stack, double t
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
 /// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;
 /// torchtitan's counted from its LLaMA block, eager (2.25: its norms and rotary embedding upcast
-/// to fp32 op by op) or compiled (0.74). `compiled` is compilesBlocks(); only torchtitan reads it.
+/// to fp32 op by op) or compiled (0.74), and DeepSpeed's Hugging Face models alike. `compiled` is
+/// compilesBlocks(); only torchtitan and DeepSpeed read it.
 double elementwiseTrafficShare(std::string_view stack, bool compiled);
 
 /// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
