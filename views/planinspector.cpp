@@ -300,11 +300,12 @@ PlanInspector::PlanInspector(QWidget *parent)
                       tr("Set loss kernel"));
     // torch.compile on or off (workload.compile).
     optionalBoolField(m_training, tf, tr("torch.compile"), "/workload/compile", tr("compiled"), tr("eager"),
-                      tr("Whether torchtitan compiles its blocks: compiled, the norms, rotary embedding and activations "
-                         "run as fused kernels; eager, each op upcasts to fp32 and makes its own trip through HBM, about "
-                         "three times the bytes. A compiled plan compiles its loss too. The stack's default: compiled "
-                         "for a Float8 plan on fp8 units (torchtitan's Float8 needs torch.compile to fuse its casts), "
-                         "eager otherwise. Other stacks are priced as they are whatever is chosen here."),
+                      tr("Whether torchtitan or DeepSpeed compiles its blocks (or, under DeepSpeed, swaps in fused "
+                         "kernels such as Liger's): compiled, the norms, rotary embedding and activations run as fused "
+                         "kernels; eager, each op makes its own trip through HBM, about three times the bytes. A compiled "
+                         "plan compiles its loss too. The default: compiled for a torchtitan Float8 plan on fp8 units "
+                         "(torchtitan's Float8 needs torch.compile to fuse its casts), eager otherwise. Other stacks are "
+                         "priced as they are whatever is chosen here."),
                       tr("Set torch.compile"));
     // The whole run (workload.train_tokens), in billions: the summary then gives days and cost
     // to train. "none" removes the key.

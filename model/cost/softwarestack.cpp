@@ -85,12 +85,14 @@ constexpr double kLossBytesXla = 8.0;
 // Measured: torchtitan's LLaMA 3.1 8B on 8 H100 runs 5,762 tokens/s per GPU eager and 6,667
 // compiled (docs/performance.md, Table 1), 0.39 s a step; the counted 1.5 shares price 0.32 s of
 // it at the page's 2.4 TB/s HBM2e.
-// DeepSpeed trains a model written in the same eager ops: Hugging Face Transformers' (FlagPerf's
-// DeepSpeed cases load it at transformers 4.30.2; ALST's integration patches its attention only).
-// Its LlamaRMSNorm upcasts, squares, means, scales, casts back and multiplies by its weight, as
-// torchtitan's does; its rotary embedding (q x cos + rotate_half(q) x sin, rotate_half a negation
-// and a torch.cat) moves the same 20 bytes per element of q and k; SiLU, the gate product and the
-// residual adds are the same kernels. So it carries the same shares.
+// DeepSpeed runs a model it does not write, most often a Hugging Face Transformers one (FlagPerf's
+// DeepSpeed cases, at transformers 4.30.2 and 4.34.1), whose LLaMA-style block uses the same eager
+// ops: LlamaRMSNorm upcasts, squares, means, scales, casts back and multiplies by its weight, as
+// torchtitan's norm does; the rotary embedding (q x cos + rotate_half(q) x sin, rotate_half a
+// negation and a torch.cat, in q's dtype) moves the same 20 bytes per element of q and k; SiLU,
+// the gate product and the residual adds are the same kernels. So it carries the same shares.
+// A model that swaps in fused kernels (Liger's RMSNorm, RoPE and SwiGLU, as ALST runs) is priced
+// compiled ("compile": true); Megatron-DeepSpeed's fused kernels would be Megatron's 0.5.
 constexpr double kEagerBlockTraffic = 2.25;
 constexpr double kCompiledBlockTraffic = 0.74;
 
@@ -145,8 +147,8 @@ std::string_view attentionKernelFor(const Chip &chip, std::string_view stack)
     if (stack == "megatron" || stack == "nemo" || stack == "maxtext")
         return firstListed(chip, {"cudnn", "flash-attention-2"});
     // torchtitan calls PyTorch's scaled_dot_product_attention, whose flash backend is
-    // FlashAttention-2; DeepSpeed (Megatron-DeepSpeed) and Composer/llm-foundry install the
-    // flash-attn package (FlashAttention-2).
+    // FlashAttention-2; DeepSpeed's models (Hugging Face's flash_attention_2, Megatron-DeepSpeed's
+    // --use-flash-attn) and Composer/llm-foundry call the flash-attn package (FlashAttention-2).
     if (stack == "torchtitan" || stack == "deepspeed" || stack == "composer")
         return firstListed(chip, {"flash-attention-2", "cudnn"});
     // No stack named: a well-tuned one, the fastest kernel with published numbers on the chip.
@@ -243,11 +245,14 @@ double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional
 {
     if (compiledByXla(chip, stack))
         return kLossBytesXla;
-    // Unfused by default: Megatron-LM, Megatron-DeepSpeed and eager torchtitan.
-    const bool unfusedByDefault = stack == "megatron" || stack == "deepspeed"
-                                  || (stack == "torchtitan" && !compiled);
+    // Unfused by default: Megatron-LM, and eager torchtitan and DeepSpeed. A Hugging Face model
+    // computes its loss inside forward(), so compiling the model compiles the loss with it.
+    const bool unfusedByDefault = stack == "megatron" || ((stack == "torchtitan" || stack == "deepspeed") && !compiled);
     if (fused.value_or(!unfusedByDefault))
         return kLossBytesFused;
+    // A Hugging Face model's eager loss upcasts the logits, copies the shifted ones and runs
+    // F.cross_entropy: the torch count plus a copy (4 + 4), 56 bytes, nearer Megatron's 52 (which
+    // Megatron-DeepSpeed runs) than torchtitan's 48.
     const bool megatronLoss = stack == "megatron" || stack == "deepspeed" || stack == "nemo";
     return megatronLoss ? kLossBytesMegatron : kLossBytesTorch;
 }

@@ -71,17 +71,18 @@ double matmulInputsPerToken(const ModelSpec &m, std::string_view stack, double t
 
 /// The share of a layer's elementwise intermediates (norms, activations, residual adds, biases)
 /// that `stack` writes to HBM and reads back once more, per pass: 0.5 where a compiler or fused
-/// kernels merge them into their neighbours, 1.0 where each runs as its own eager kernel;
-/// torchtitan's counted from its LLaMA block, eager (2.25: its norms and rotary embedding upcast
-/// to fp32 op by op) or compiled (0.74), and DeepSpeed's Hugging Face models alike. `compiled` is
-/// compilesBlocks(); only torchtitan and DeepSpeed read it.
+/// kernels merge them into their neighbours, 1.0 for llm-foundry's eager MPT block; torchtitan's
+/// counted from its LLaMA block, eager (2.25: its norms upcast to fp32 op by op) or compiled
+/// (0.74), and DeepSpeed's Hugging Face models alike. `compiled` is compilesBlocks(); only
+/// torchtitan and DeepSpeed read it.
 double elementwiseTrafficShare(std::string_view stack, bool compiled);
 
 /// HBM bytes per logit element that `stack`'s softmax cross-entropy moves in a training step,
 /// forward and backward: the passes its loss kernels make over the [tokens, vocab / TP] logits.
 /// `fused` is the plan's workload.loss_fusion: a fused kernel, the framework's unfused ops, or
 /// (absent) what the stack does by default. XLA fuses it on TPUs and under MaxText whatever the
-/// plan says. A compiled torchtitan plan (`compiled`, compilesBlocks()) compiles its loss too.
+/// plan says. A compiled torchtitan or DeepSpeed plan (`compiled`, compilesBlocks()) compiles its
+/// loss too.
 double lossBytesPerLogit(const Chip &chip, std::string_view stack, std::optional<bool> fused, bool compiled);
 
 /// Whether the stack keeps the residual stream's activations sharded over the tensor axis between

@@ -940,8 +940,8 @@ void TrainingCost::explainLayer(const std::string &prefix, const LayerCost &c, d
             + " + naive_passes * score_elements * tokens * flow_bytes / " + hbmRate() + " + cast_bytes / 3 * linear_inputs * tokens / "
             + hbmRate() + " + launch_s * kernels + host_per_expert_s * local_experts",
         {{"elementwise_traffic", m_elementwiseTraffic, "",
-          "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan, workload.compile, "
-          "compiled by default for a Float8 plan); "
+          "HBM round trips of the layer's intermediates under this software stack (and, for torchtitan and DeepSpeed, workload.compile, "
+          "compiled by default for a torchtitan Float8 plan); "
           "0 in the ideal model"},
          {"elementwise_elements", c.elementwise, "", "intermediate elements per token: norms, q/k/v, attention output, MLP activations"},
          tokensValue,

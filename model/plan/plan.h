@@ -104,9 +104,9 @@ struct TrainingSpec {
     /// workload.loss_fusion: whether the loss runs as one fused kernel over the logits (true) or
     /// as the framework's unfused fp32 ops (false); absent, what the stack does by default.
     std::optional<bool> lossFusion;
-    /// workload.compile: whether torchtitan compiles its blocks (torch.compile) or runs them
-    /// eagerly; absent, the stack's default (compilesBlocks: compiled for Float8 on fp8 units, else eager).
-    /// Only torchtitan reads it.
+    /// workload.compile: whether torchtitan or DeepSpeed compiles its blocks (torch.compile, or
+    /// fused kernels in their place) or runs them eagerly; absent, the stack's default
+    /// (compilesBlocks: compiled for torchtitan's Float8 on fp8 units, else eager). Only those two read it.
     std::optional<bool> compile;
 };
 

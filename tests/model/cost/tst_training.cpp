@@ -1066,13 +1066,14 @@ private slots:
         QVERIFY(attention > 0.5 * e.step.compute); // attention is most of the step
     }
 
-    // DeepSpeed trains Hugging Face models op by op: their norms and rotary embedding upcast to
-    // fp32 in separate kernels, 2.25 shares of a layer's traffic as torchtitan's eager block;
-    // Megatron's fused kernels move half of the intermediates once. On A100 both call
-    // FlashAttention-2 (no cuDNN curve is listed there) and Megatron's unfused loss, so the steps
+    // DeepSpeed trains Hugging Face models op by op: their norms upcast to fp32 in separate kernels
+    // and the rotary embedding takes five, 2.25 shares of a layer's traffic as torchtitan's eager
+    // block; Megatron's fused kernels move half of the intermediates once. On A100 both call
+    // FlashAttention-2 (no cuDNN curve is listed there) and an unfused 52-byte loss, so the steps
     // differ only by that traffic: 4 layers x 3 passes x 2 x (2.25 - 0.5) x 40,960 elements per
     // token (norm inputs 2 x 2d, q/k/v 6144, attention output 2048, gated MLP 3 x 8192) x 8192
-    // tokens x 2 bytes, at 0.85 x 2.039e12 B/s. Compiled (workload.compile), 0.74 shares.
+    // tokens x 2 bytes, at 0.85 x 2.039e12 B/s. Compiled (workload.compile), 0.74 shares, and the
+    // loss, computed inside the model's forward, is compiled with it: 6 bytes per logit.
     void elementwiseTrafficFollowsTheStack()
     {
         json deepspeed = kernelPlan("a100-80gb", "deepspeed");
@@ -1082,7 +1083,11 @@ private slots:
             return 4.0 * 3.0 * 2.0 * shares * 40960.0 * 8192.0 * 2.0 / (0.85 * 2.039e12);
         };
         QVERIFY_NEAR(eager.step.compute - fused.step.compute, traffic(2.25 - 0.5), 1e-9);
+        QVERIFY_NEAR(operation(eager, "loss (softmax cross-entropy)").bytes, 52.0 * 8192 * 1024, 1e-12);
         deepspeed["workload"]["compile"] = true;
+        QVERIFY_NEAR(operation(run(deepspeed, CostMode::Achievable), "loss (softmax cross-entropy)").bytes,
+                     6.0 * 8192 * 1024, 1e-12);
+        deepspeed["workload"]["loss_fusion"] = false; // the blocks alone
         const Evaluation compiled = run(deepspeed, CostMode::Achievable);
         QVERIFY_NEAR(eager.step.compute - compiled.step.compute, traffic(2.25 - 0.74), 1e-9);
     }
