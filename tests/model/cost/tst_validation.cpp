@@ -48,6 +48,7 @@ struct Row {
     /// say): shown beside the reason, never scored. NaN where there is none.
     double listedPrediction = std::nan("");
     std::string family;       ///< chips, dense or MoE, and the kind of run, for the per-family table
+    std::string stack;        ///< training: the plan's workload.stack, for the per-stack table
     RecordedQuantity recorded = RecordedQuantity::StepTime;
     bool fixture = false;     ///< from tests/data/measured-runs: the provided runs, encoded as the outside checks are
 };
@@ -166,6 +167,7 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
     }
     row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name;
     row.family = trackRecordFamily(*plan, RecordedQuantity::StepTime);
+    row.stack = plan->training.stack;
     if (!measured.contains("step_time_s")) {
         row.skipped = "no step time published (MFU only)";
         rows.push_back(row);
@@ -341,9 +343,30 @@ const Group kGroups[] = {{"calibration", "Calibration (training step time)", 0.1
                          {"check: training", "Check: training step time", 0.15},
                          {"check: serving", "Check: serving", 0.20}};
 
+/// The training checks by the stack their plans name: how far to trust a plan under each one.
+void writeStackTable(std::ostringstream &page, const std::vector<Row> &rows, double band)
+{
+    std::map<std::string, std::vector<double>> stacks;
+    for (const Row &r : rows)
+        if (r.group == "check: training" && r.skipped.empty())
+            stacks[r.stack.empty() ? "none named" : "`" + r.stack + "`"].push_back(r.predicted / r.measured - 1);
+    page << "\nThe training checks by the stack their plans name (`workload.stack`; \"none named\" is priced as a "
+         << "well-tuned stack):\n\n| Stack | Scored | Median error | Median abs. error | Within ±" << fixed(100 * band, 0)
+         << "% |\n|---|---|---|---|---|\n";
+    for (const auto &[stack, errors] : stacks) {
+        std::vector<double> magnitudes;
+        for (double e : errors)
+            magnitudes.push_back(std::abs(e));
+        const auto within = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= band; });
+        page << "| " << stack << " | " << errors.size() << " | " << percent(median(errors)) << " | "
+             << fixed(100 * median(magnitudes), 1) << "% | " << within << " of " << errors.size() << " |\n";
+    }
+}
+
 /// Per check set, each family's median signed and absolute error: where the model leans (the
 /// track record's own numbers).
-void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std::span<const Group> groups)
+void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std::span<const Group> groups,
+                       const std::vector<Row> &rows)
 {
     page << "\n## Check runs by family\n\n"
          << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
@@ -362,6 +385,8 @@ void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std:
             page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
                  << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
         }
+        if (training)
+            writeStackTable(page, rows, g.band);
         firstTable = false;
     }
 }
@@ -450,7 +475,7 @@ std::string generatePage(std::vector<Row> rows)
                        score(rows, g.group, g.band, Subset::Plain));
         }
     }
-    writeFamilyTables(page, trackRecordOf(rows, groups), groups);
+    writeFamilyTables(page, trackRecordOf(rows, groups), groups, rows);
     for (const auto &g : groups) {
         page << "\n## " << g.title << "\n\n| Run | Setup | Quantity | Measured | Predicted | Error | Flat | Flat error | Source |\n"
              << "|---|---|---|---|---|---|---|---|---|\n";
