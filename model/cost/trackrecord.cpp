@@ -20,6 +20,9 @@ constexpr RecordedQuantity kQuantities[] = {RecordedQuantity::StepTime, Recorded
 // Below this the median error is inside the scatter of the runs themselves: no lean to report.
 constexpr double kLeanThreshold = 0.03;
 
+// The stack record of the plans that leave workload.stack out (priced as a well-tuned stack).
+constexpr std::string_view kNoStackNamed = "none named";
+
 /// A share as the validation page prints it: "26.2%".
 std::string percentText(double share)
 {
@@ -99,6 +102,11 @@ std::string trackRecordFamily(const Plan &plan, RecordedQuantity quantity)
     return family;
 }
 
+std::string trackRecordStack(const Plan &plan)
+{
+    return plan.training.stack.empty() ? std::string(kNoStackNamed) : plan.training.stack;
+}
+
 bool FamilyRecord::optimistic() const
 {
     // A time predicted short, or a throughput predicted high, promises more than was measured.
@@ -117,7 +125,10 @@ std::string FamilyRecord::sentence() const
     // Serving families count measurements (one run may compare its prefill and its throughput).
     const bool training = quantity == RecordedQuantity::StepTime;
     const std::string runs = std::to_string(scored) + " published " + (training ? "run" : "measurement") + (scored == 1 ? "" : "s");
-    return "On " + runs + " like this one (" + family + ") the predicted " + std::string(recordedQuantityName(quantity))
+    const std::string which = !byStack                 ? " like this one (" + family + ")"
+                              : family == kNoStackNamed ? std::string(" that name no stack,")
+                                                        : " under the same stack (" + family + ")";
+    return "On " + runs + which + " the predicted " + std::string(recordedQuantityName(quantity))
            + " came within ±" + std::to_string(std::lround(100.0 * band)) + "% on " + std::to_string(withinBand)
            + "; median absolute error " + percentText(medianAbsError) + ", " + lean + ".";
 }
@@ -165,6 +176,12 @@ TrackRecord TrackRecord::fromJson(const nlohmann::json &document)
         f.family = jf::string(entry, "family", path);
         if (f.family.empty())
             throw FieldError(jf::join(path, "family"), "must not be empty");
+        if (entry.contains("by")) {
+            const std::string by = jf::string(entry, "by", path);
+            if (by != "family" && by != "stack")
+                throw FieldError(jf::join(path, "by"), "must be \"family\" or \"stack\"");
+            f.byStack = by == "stack";
+        }
         f.scored = static_cast<int>(jf::integer(entry, "scored", path, 1, 1'000'000));
         f.withinBand = static_cast<int>(jf::integer(entry, "within_band", path, 0, f.scored));
         f.band = jf::positiveNumber(entry, "band", path);
@@ -175,7 +192,7 @@ TrackRecord TrackRecord::fromJson(const nlohmann::json &document)
             throw FieldError(jf::join(path, "median_error"), "must be a finite number");
         f.medianError = median.get<double>();
         f.medianAbsError = jf::positiveNumber(entry, "median_abs_error", path, true);
-        if (record.find(f.quantity, f.family))
+        if (record.find(f.quantity, f.family, f.byStack))
             throw FieldError(jf::join(path, "family"), "duplicates \"" + f.family + "\"");
         record.add(std::move(f));
     }
@@ -185,26 +202,31 @@ TrackRecord TrackRecord::fromJson(const nlohmann::json &document)
 nlohmann::json TrackRecord::toJson() const
 {
     nlohmann::json families = nlohmann::json::array();
-    for (const FamilyRecord &f : m_families)
-        families.push_back({{"quantity", std::string(recordedQuantityName(f.quantity))},
-                            {"family", f.family},
-                            {"scored", f.scored},
-                            {"within_band", f.withinBand},
-                            {"band", f.band},
-                            {"median_error", f.medianError},
-                            {"median_abs_error", f.medianAbsError}});
+    for (const FamilyRecord &f : m_families) {
+        nlohmann::json entry = {{"quantity", std::string(recordedQuantityName(f.quantity))},
+                                {"family", f.family},
+                                {"scored", f.scored},
+                                {"within_band", f.withinBand},
+                                {"band", f.band},
+                                {"median_error", f.medianError},
+                                {"median_abs_error", f.medianAbsError}};
+        if (f.byStack)
+            entry["by"] = "stack";
+        families.push_back(std::move(entry));
+    }
     return {{"format", "meshplan/track-record"},
             {"version", 1},
             {"about", "How the achievable model did on docs/validation.md's check runs, by family (training step "
-                      "time within ±15%, serving within ±20%). Written by tst_validation with MESHPLAN_UPDATE_DOCS=1; "
-                      "the plan summary and meshplan-cli evaluate quote it."},
+                      "time within ±15%, serving within ±20%) and, marked \"by\": \"stack\", the training checks by "
+                      "the stack their plans name. Written by tst_validation with MESHPLAN_UPDATE_DOCS=1; the plan "
+                      "summary and meshplan-cli evaluate quote it."},
             {"families", families}};
 }
 
-const FamilyRecord *TrackRecord::find(RecordedQuantity quantity, const std::string &family) const
+const FamilyRecord *TrackRecord::find(RecordedQuantity quantity, const std::string &family, bool byStack) const
 {
     for (const FamilyRecord &f : m_families)
-        if (f.quantity == quantity && f.family == family)
+        if (f.quantity == quantity && f.family == family && f.byStack == byStack)
             return &f;
     return nullptr;
 }
@@ -218,6 +240,8 @@ std::vector<FamilyRecord> TrackRecord::forPlan(const Plan &plan) const
     };
     if (plan.kind == WorkloadKind::Training) {
         add(RecordedQuantity::StepTime);
+        if (const FamilyRecord *s = find(RecordedQuantity::StepTime, trackRecordStack(plan), true))
+            out.push_back(*s);
     } else {
         add(RecordedQuantity::Prefill);
         add(RecordedQuantity::DecodeStep);

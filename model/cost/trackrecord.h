@@ -26,11 +26,17 @@ std::string chipGeneration(const Chip &chip);
 /// The family a plan's quantity belongs to, as the validation page names it: "H100/H200, dense,
 /// sequences up to 16K" for a training step, "A100, MoE, decode step" for serving.
 std::string trackRecordFamily(const Plan &plan, RecordedQuantity quantity);
+/// The training stack a plan names, as the validation page's stack table lists it: "deepspeed",
+/// or "none named" where workload.stack is absent.
+std::string trackRecordStack(const Plan &plan);
 
-/// One family of check runs and how the achievable model did on them.
+/// One family of check runs and how the achievable model did on them. A family is a chip
+/// generation and kind of run; `byStack` records group the training checks by the stack their
+/// plans name instead, and `family` is then the stack (trackRecordStack).
 struct FamilyRecord {
     RecordedQuantity quantity = RecordedQuantity::StepTime;
     std::string family;
+    bool byStack = false;
     int scored = 0;              ///< runs (or serving measurements) with a prediction
     int withinBand = 0;          ///< of them, within ±band
     double band = 0.15;          ///< ±15% for a training step, ±20% for serving
@@ -43,7 +49,9 @@ struct FamilyRecord {
     /// "On 41 published runs like this one (H100/H200, dense, sequences up to 16K) the predicted
     /// step time came within ±15% on 38; median absolute error 6.6%, with no clear lean." A median error
     /// of 3% or more is named: "..., and it leans optimistic: at the median the prediction is
-    /// 26.2% faster than measured." Serving families count measurements.
+    /// 26.2% faster than measured." Serving families count measurements. A stack's record says
+    /// "On 13 published runs under the same stack (deepspeed) ...", or "... runs that name no
+    /// stack ...".
     std::string sentence() const;
 };
 
@@ -63,11 +71,12 @@ public:
 
     const std::vector<FamilyRecord> &families() const { return m_families; }
     void add(FamilyRecord record) { m_families.push_back(std::move(record)); }
-    /// The family record for this quantity and name, or nullptr.
-    const FamilyRecord *find(RecordedQuantity quantity, const std::string &family) const;
-    /// The records behind a plan's headline numbers: the step time of a training plan; the
-    /// prefill, decode step and throughput of a serving plan. Families no run has checked are left
-    /// out (an empty result: the plan is unlike every published run on the page).
+    /// The family record (or, `byStack`, the stack record) for this quantity and name, or nullptr.
+    const FamilyRecord *find(RecordedQuantity quantity, const std::string &family, bool byStack = false) const;
+    /// The records behind a plan's headline numbers: the step time of a training plan, by its
+    /// family and then by its stack; the prefill, decode step and throughput of a serving plan.
+    /// Families no run has checked are left out (an empty result: the plan is unlike every
+    /// published run on the page).
     std::vector<FamilyRecord> forPlan(const Plan &plan) const;
 
 private:

@@ -308,14 +308,17 @@ private slots:
         const auto plan = meshplan::app::loadPlan(file);
         QVERIFY(plan);
         const auto records = TrackRecord::builtin().forPlan(*plan);
-        QCOMPARE(records.size(), std::size_t{1});
+        QCOMPARE(records.size(), std::size_t{2}); // its family's, then its stack's (megatron)
         QCOMPARE(records[0].family, std::string("A100, dense, sequences up to 16K"));
+        QCOMPARE(records[1].family, std::string("megatron"));
         const auto human = cli({"evaluate", file});
         QCOMPARE(human.code, 0);
         QVERIFY2(human.out.find("  track record            On " + std::to_string(records[0].scored) + " published runs")
                      != std::string::npos,
                  human.out.c_str());
         QVERIFY2(human.out.find("(A100, dense, sequences up to") != std::string::npos, human.out.c_str());
+        QVERIFY2(human.out.find("On " + std::to_string(records[1].scored) + " published runs under the same stack") != std::string::npos,
+                 human.out.c_str());
         const auto ideal = cli({"evaluate", file, "--ideal"});
         QCOMPARE(ideal.code, 0);
         QVERIFY2(ideal.out.find("none for --ideal: docs/validation.md's families score the achievable model") != std::string::npos,

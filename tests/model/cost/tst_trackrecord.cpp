@@ -46,6 +46,9 @@ json servingPlan(const char *model, const char *chip)
 
 const json kGpuNode = {{"nodes", 1}, {"gpus_per_node", 8}};
 
+// A training stack's record: the same counts, grouped by the stack the plans name.
+FamilyRecord stackRecord(const std::string &stack, int scored, int within, double median, double medianAbs);
+
 FamilyRecord record(RecordedQuantity q, const std::string &family, int scored, int within, double band, double median,
                     double medianAbs)
 {
@@ -57,6 +60,13 @@ FamilyRecord record(RecordedQuantity q, const std::string &family, int scored, i
     f.band = band;
     f.medianError = median;
     f.medianAbsError = medianAbs;
+    return f;
+}
+
+FamilyRecord stackRecord(const std::string &stack, int scored, int within, double median, double medianAbs)
+{
+    FamilyRecord f = record(RecordedQuantity::StepTime, stack, scored, within, 0.15, median, medianAbs);
+    f.byStack = true;
     return f;
 }
 
@@ -131,6 +141,14 @@ private slots:
                                              "predicted step time came within ±15% on 3; median absolute error 26.2%, and it "
                                              "leans optimistic: at the median the prediction is 26.2% faster than "
                                              "measured."));
+        QCOMPARE(stackRecord("deepspeed", 13, 4, 0.037, 0.31).sentence(),
+                 std::string("On 13 published runs under the same stack (deepspeed) the predicted step time came within "
+                             "±15% on 4; median absolute error 31.0%, and it leans pessimistic: at the median the "
+                             "prediction is 3.7% slower than measured."));
+        QCOMPARE(stackRecord("none named", 11, 6, -0.131, 0.131).sentence(),
+                 std::string("On 11 published runs that name no stack, the predicted step time came within ±15% on 6; "
+                             "median absolute error 13.1%, and it leans optimistic: at the median the prediction is "
+                             "13.1% faster than measured."));
         const auto slowThroughput = record(RecordedQuantity::Throughput, "A100, dense, whole-batch throughput", 1, 1, 0.2, -0.04, 0.04);
         QVERIFY(!slowThroughput.optimistic());
         QCOMPARE(slowThroughput.sentence(), std::string("On 1 published measurement like this one (A100, dense, "
@@ -156,6 +174,24 @@ private slots:
         QCOMPARE(serving[0].quantity, RecordedQuantity::Prefill);
         QCOMPARE(serving[1].quantity, RecordedQuantity::DecodeStep);
         QVERIFY(r.forPlan(parse(trainingPlan("llama-3-8b", "tpu-v5p", json::array({2, 2, 2}), 4096))).empty());
+        // A training plan's stack adds its record after the family's; a family that happens to be
+        // named like a stack is not taken for it.
+        r.add(stackRecord("deepspeed", 13, 4, 0.037, 0.31));
+        r.add(stackRecord("none named", 11, 6, -0.131, 0.131));
+        r.add(record(RecordedQuantity::StepTime, "torchtitan", 99, 99, 0.15, 0.0, 0.01));
+        json deepspeed = trainingPlan("llama-3-8b", "h100-sxm", kGpuNode, 4096);
+        deepspeed["workload"]["stack"] = "deepspeed";
+        const auto both = r.forPlan(parse(deepspeed));
+        QCOMPARE(both.size(), std::size_t{2});
+        QVERIFY(!both[0].byStack);
+        QVERIFY(both[1].byStack);
+        QCOMPARE(both[1].scored, 13);
+        const auto unnamed = r.forPlan(parse(trainingPlan("llama-3-8b", "h100-sxm", kGpuNode, 4096)));
+        QCOMPARE(unnamed.size(), std::size_t{2});
+        QCOMPARE(unnamed[1].family, std::string("none named"));
+        deepspeed["workload"]["stack"] = "torchtitan";
+        QCOMPARE(r.forPlan(parse(deepspeed)).size(), std::size_t{1});
+        QCOMPARE(r.forPlan(parse(servingPlan("mixtral-8x7b", "a100-80gb"))).size(), std::size_t{2}); // serving: no stack
     }
 
     // The file round-trips, and a damaged one is refused with the key named.
@@ -164,7 +200,9 @@ private slots:
         TrackRecord r;
         r.add(record(RecordedQuantity::StepTime, "A100, dense, sequences up to 16K", 28, 21, 0.15, 0.0028, 0.0624));
         r.add(record(RecordedQuantity::Prefill, "A100, dense, prefill", 6, 5, 0.2, 0.037, 0.061));
+        r.add(stackRecord("A100, dense, sequences up to 16K", 3, 1, 0.05, 0.2)); // a stack of a family's name is its own record
         QVERIFY(TrackRecord::fromJson(r.toJson()).toJson() == r.toJson());
+        QVERIFY(TrackRecord::fromJson(r.toJson()).families().at(2).byStack);
 
         const json good = r.toJson().at("families").at(0);
         const auto refused = [](const json &doc) {
@@ -193,6 +231,9 @@ private slots:
         json missing = good;
         missing.erase("median_error");
         QVERIFY(refused(file(json::array({missing}))).find("families[0].median_error") != std::string::npos);
+        json by = good;
+        by["by"] = "chip";
+        QVERIFY(refused(file(json::array({by}))).find("families[0].by") != std::string::npos);
     }
 
     // The compiled-in record is the validation page's: every check family with runs in it, an
@@ -208,6 +249,12 @@ private slots:
         QCOMPARE(h100->band, 0.15);
         for (const FamilyRecord &f : r.families())
             QCOMPARE(f.band, f.quantity == RecordedQuantity::StepTime ? 0.15 : 0.20);
+        // The stack table's rows too: every stack the contract names has training checks.
+        for (const char *stack : {"megatron", "nemo", "maxtext", "torchtitan", "deepspeed", "composer"}) {
+            const FamilyRecord *s = r.find(RecordedQuantity::StepTime, stack, true);
+            QVERIFY2(s, stack);
+            QVERIFY(s->scored >= 10);
+        }
     }
 };
 

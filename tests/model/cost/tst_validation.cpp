@@ -48,7 +48,7 @@ struct Row {
     /// say): shown beside the reason, never scored. NaN where there is none.
     double listedPrediction = std::nan("");
     std::string family;       ///< chips, dense or MoE, and the kind of run, for the per-family table
-    std::string stack;        ///< training: the plan's workload.stack, for the per-stack table
+    std::string stack;        ///< training: the stack the plan names (trackRecordStack), for the per-stack table
     RecordedQuantity recorded = RecordedQuantity::StepTime;
     bool fixture = false;     ///< from tests/data/measured-runs: the provided runs, encoded as the outside checks are
 };
@@ -167,7 +167,7 @@ void addTraining(std::vector<Row> &rows, const std::string &group, const QString
     }
     row.what = std::to_string(plan->topology.chipCount()) + " x " + plan->topology.chip().id + ", " + plan->model.name;
     row.family = trackRecordFamily(*plan, RecordedQuantity::StepTime);
-    row.stack = plan->training.stack;
+    row.stack = trackRecordStack(*plan);
     if (!measured.contains("step_time_s")) {
         row.skipped = "no step time published (MFU only)";
         rows.push_back(row);
@@ -310,17 +310,9 @@ TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> g
 {
     const auto rounded = [](double share) { return std::round(share * 1e3) / 1e3 + 0.0; };
     TrackRecord record;
-    for (const auto &g : groups) {
-        if (std::string(g.group) == "calibration")
-            continue;
-        std::map<std::string, std::pair<RecordedQuantity, std::vector<double>>> families;
-        for (const Row &r : rows)
-            if (r.group == g.group && r.skipped.empty()) {
-                auto &[quantity, errors] = families[r.family];
-                quantity = r.recorded;
-                errors.push_back(r.predicted / r.measured - 1);
-            }
-        for (const auto &[family, entry] : families) {
+    using Groups = std::map<std::string, std::pair<RecordedQuantity, std::vector<double>>>;
+    const auto addRecords = [&](const Groups &grouped, double band, bool byStack) {
+        for (const auto &[family, entry] : grouped) {
             const auto &[quantity, errors] = entry;
             std::vector<double> magnitudes;
             for (double e : errors)
@@ -328,13 +320,33 @@ TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> g
             FamilyRecord f;
             f.quantity = quantity;
             f.family = family;
+            f.byStack = byStack;
             f.scored = int(errors.size());
-            f.withinBand = int(std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= g.band; }));
-            f.band = g.band;
+            f.withinBand = int(std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= band; }));
+            f.band = band;
             f.medianError = rounded(median(errors));
             f.medianAbsError = rounded(median(magnitudes));
             record.add(std::move(f));
         }
+    };
+    for (const auto &g : groups) {
+        if (std::string(g.group) == "calibration")
+            continue;
+        Groups families;
+        Groups stacks; // the training checks only: a serving plan names no stack
+        for (const Row &r : rows)
+            if (r.group == g.group && r.skipped.empty()) {
+                auto &[quantity, errors] = families[r.family];
+                quantity = r.recorded;
+                errors.push_back(r.predicted / r.measured - 1);
+                if (!r.stack.empty()) {
+                    auto &[stackQuantity, stackErrors] = stacks[r.stack];
+                    stackQuantity = r.recorded;
+                    stackErrors.push_back(r.predicted / r.measured - 1);
+                }
+            }
+        addRecords(families, g.band, false);
+        addRecords(stacks, g.band, true);
     }
     return record;
 }
@@ -343,30 +355,22 @@ const Group kGroups[] = {{"calibration", "Calibration (training step time)", 0.1
                          {"check: training", "Check: training step time", 0.15},
                          {"check: serving", "Check: serving", 0.20}};
 
-/// The training checks by the stack their plans name: how far to trust a plan under each one.
-void writeStackTable(std::ostringstream &page, const std::vector<Row> &rows, double band)
+/// The training checks by the stack their plans name: how far to trust a plan under each one
+/// (the track record's stack entries).
+void writeStackTable(std::ostringstream &page, const TrackRecord &record, double band)
 {
-    std::map<std::string, std::vector<double>> stacks;
-    for (const Row &r : rows)
-        if (r.group == "check: training" && r.skipped.empty())
-            stacks[r.stack.empty() ? "none named" : "`" + r.stack + "`"].push_back(r.predicted / r.measured - 1);
     page << "\nThe training checks by the stack their plans name (`workload.stack`; \"none named\" is priced as a "
          << "well-tuned stack):\n\n| Stack | Scored | Median error | Median abs. error | Within ±" << fixed(100 * band, 0)
          << "% |\n|---|---|---|---|---|\n";
-    for (const auto &[stack, errors] : stacks) {
-        std::vector<double> magnitudes;
-        for (double e : errors)
-            magnitudes.push_back(std::abs(e));
-        const auto within = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double e) { return e <= band; });
-        page << "| " << stack << " | " << errors.size() << " | " << percent(median(errors)) << " | "
-             << fixed(100 * median(magnitudes), 1) << "% | " << within << " of " << errors.size() << " |\n";
-    }
+    for (const FamilyRecord &f : record.families())
+        if (f.byStack)
+            page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
+                 << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
 }
 
 /// Per check set, each family's median signed and absolute error: where the model leans (the
 /// track record's own numbers).
-void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std::span<const Group> groups,
-                       const std::vector<Row> &rows)
+void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std::span<const Group> groups)
 {
     page << "\n## Check runs by family\n\n"
          << "Where the model leans. The median *signed* error says which way a family's predictions err: for "
@@ -380,13 +384,13 @@ void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std:
         page << (firstTable ? "" : "\n") << "| " << g.title << " | Scored | Median error | Median abs. error | Within ±" << fixed(100 * g.band, 0)
              << "% |\n|---|---|---|---|---|\n";
         for (const FamilyRecord &f : record.families()) {
-            if ((f.quantity == RecordedQuantity::StepTime) != training)
+            if ((f.quantity == RecordedQuantity::StepTime) != training || f.byStack)
                 continue;
             page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
                  << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
         }
         if (training)
-            writeStackTable(page, rows, g.band);
+            writeStackTable(page, record, g.band);
         firstTable = false;
     }
 }
@@ -452,9 +456,9 @@ std::string generatePage(std::vector<Row> rows)
          << "to the ceilings.\n"
          << "- Calibration runs set the chips' achievable efficiencies; check runs were not used to set any "
          << "constant. Rows not scored say why.\n"
-         << "- The family tables are compiled in as `resources/track-record.json` (the test keeps it equal to "
-         << "this page): `meshplan-cli evaluate` and the plan inspector's summary quote the family of the plan "
-         << "shown.\n\n";
+         << "- The family and stack tables are compiled in as `resources/track-record.json` (the test keeps it "
+         << "equal to this page): `meshplan-cli evaluate` and the plan inspector's summary quote the family of the "
+         << "plan shown and, for a training plan, its stack.\n\n";
 
     const auto &groups = kGroups;
     page << "## Summary\n\n| Set | Scored | Median abs. error | Within band | Flat: median | Flat: within band |\n"
@@ -475,7 +479,7 @@ std::string generatePage(std::vector<Row> rows)
                        score(rows, g.group, g.band, Subset::Plain));
         }
     }
-    writeFamilyTables(page, trackRecordOf(rows, groups), groups, rows);
+    writeFamilyTables(page, trackRecordOf(rows, groups), groups);
     for (const auto &g : groups) {
         page << "\n## " << g.title << "\n\n| Run | Setup | Quantity | Measured | Predicted | Error | Flat | Flat error | Source |\n"
              << "|---|---|---|---|---|---|---|---|---|\n";
