@@ -429,7 +429,7 @@ void printEvaluation(const m::Plan &plan, const json &r, std::ostream &out)
 }
 
 /// How far to trust the numbers above: the validation page's record on published runs like this
-/// plan, one wrapped sentence per number it scores.
+/// plan, one wrapped sentence per number it scores (and one for a training plan's stack).
 void printTrackRecord(const m::Plan &plan, bool ideal, std::ostream &out)
 {
     std::string label = tableRow("track record", "");

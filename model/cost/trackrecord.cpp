@@ -126,7 +126,7 @@ std::string FamilyRecord::sentence() const
     const bool training = quantity == RecordedQuantity::StepTime;
     const std::string runs = std::to_string(scored) + " published " + (training ? "run" : "measurement") + (scored == 1 ? "" : "s");
     const std::string which = !byStack                 ? " like this one (" + family + ")"
-                              : family == kNoStackNamed ? std::string(" that name no stack,")
+                              : family == kNoStackNamed ? std::string(scored == 1 ? " that names" : " that name") + " no stack,"
                                                         : " under the same stack (" + family + ")";
     return "On " + runs + which + " the predicted " + std::string(recordedQuantityName(quantity))
            + " came within ±" + std::to_string(std::lround(100.0 * band)) + "% on " + std::to_string(withinBand)
@@ -181,6 +181,8 @@ TrackRecord TrackRecord::fromJson(const nlohmann::json &document)
             if (by != "family" && by != "stack")
                 throw FieldError(jf::join(path, "by"), "must be \"family\" or \"stack\"");
             f.byStack = by == "stack";
+            if (f.byStack && f.quantity != RecordedQuantity::StepTime)
+                throw FieldError(jf::join(path, "by"), "a stack's record is of training step times only");
         }
         f.scored = static_cast<int>(jf::integer(entry, "scored", path, 1, 1'000'000));
         f.withinBand = static_cast<int>(jf::integer(entry, "within_band", path, 0, f.scored));
@@ -240,7 +242,9 @@ std::vector<FamilyRecord> TrackRecord::forPlan(const Plan &plan) const
     };
     if (plan.kind == WorkloadKind::Training) {
         add(RecordedQuantity::StepTime);
-        if (const FamilyRecord *s = find(RecordedQuantity::StepTime, trackRecordStack(plan), true))
+        // The stack's record qualifies the family's; alone it would hide that no run like this
+        // one (its chips, its kind) was ever checked.
+        if (const FamilyRecord *s = find(RecordedQuantity::StepTime, trackRecordStack(plan), true); s && !out.empty())
             out.push_back(*s);
     } else {
         add(RecordedQuantity::Prefill);

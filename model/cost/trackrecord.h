@@ -1,6 +1,7 @@
 #pragma once
 // How close the achievable model came on published runs like a plan: docs/validation.md's check
-// families (resources/track-record.json, compiled in), so each number can say how far to trust it.
+// families and training stacks (resources/track-record.json, compiled in), so each number can say
+// how far to trust it.
 
 #include "plan/plan.h"
 
@@ -30,13 +31,11 @@ std::string trackRecordFamily(const Plan &plan, RecordedQuantity quantity);
 /// or "none named" where workload.stack is absent.
 std::string trackRecordStack(const Plan &plan);
 
-/// One family of check runs and how the achievable model did on them. A family is a chip
-/// generation and kind of run; `byStack` records group the training checks by the stack their
-/// plans name instead, and `family` is then the stack (trackRecordStack).
+/// One family of check runs and how the achievable model did on them.
 struct FamilyRecord {
     RecordedQuantity quantity = RecordedQuantity::StepTime;
-    std::string family;
-    bool byStack = false;
+    std::string family;          ///< a chip generation and kind of run; with byStack, the stack (trackRecordStack)
+    bool byStack = false;        ///< the training checks grouped by the stack their plans name
     int scored = 0;              ///< runs (or serving measurements) with a prediction
     int withinBand = 0;          ///< of them, within ±band
     double band = 0.15;          ///< ±15% for a training step, ±20% for serving
@@ -55,7 +54,7 @@ struct FamilyRecord {
     std::string sentence() const;
 };
 
-/// The families of docs/validation.md's check sets, looked up by plan.
+/// The families (and training stacks) of docs/validation.md's check sets, looked up by plan.
 class TrackRecord
 {
 public:
@@ -65,7 +64,8 @@ public:
     static std::string_view noRecordSentence();
     /// Throws FieldError naming the offending key: wrong format or version, a family without a
     /// name, a count out of range (a within-band count above the scored one), a band outside
-    /// (0, 1), an error that is not a finite number, or a family listed twice.
+    /// (0, 1), an error that is not a finite number, a "by" other than family or stack (or a
+    /// stack's record of anything but a step time), or a family or stack listed twice.
     static TrackRecord fromJson(const nlohmann::json &document);
     nlohmann::json toJson() const;
 
@@ -75,8 +75,8 @@ public:
     const FamilyRecord *find(RecordedQuantity quantity, const std::string &family, bool byStack = false) const;
     /// The records behind a plan's headline numbers: the step time of a training plan, by its
     /// family and then by its stack; the prefill, decode step and throughput of a serving plan.
-    /// Families no run has checked are left out (an empty result: the plan is unlike every
-    /// published run on the page).
+    /// Families no run has checked are left out, and a training plan's stack with its family (an
+    /// empty result: the plan is unlike every published run on the page).
     std::vector<FamilyRecord> forPlan(const Plan &plan) const;
 
 private:

@@ -300,8 +300,9 @@ private slots:
     }
 
     // The summary ends with how far to trust it: the validation page's record on runs like the
-    // plan, one sentence per number it scores, the same the model's track record gives; nothing
-    // to quote for the ideal model or for a plan unlike every run on the page.
+    // plan, one sentence per number it scores and one for a training plan's stack, the same the
+    // model's track record gives; nothing to quote for the ideal model or for a plan unlike every
+    // run on the page.
     void evaluateQuotesTheTrackRecord()
     {
         const std::string file = MESHPLAN_TEST_DATA "/measured-runs/training/C1-full-korthikanti-gpt-22b.json";

@@ -145,6 +145,9 @@ private slots:
                  std::string("On 13 published runs under the same stack (deepspeed) the predicted step time came within "
                              "±15% on 4; median absolute error 31.0%, and it leans pessimistic: at the median the "
                              "prediction is 3.7% slower than measured."));
+        QCOMPARE(stackRecord("none named", 1, 1, 0.01, 0.01).sentence(),
+                 std::string("On 1 published run that names no stack, the predicted step time came within ±15% on 1; "
+                             "median absolute error 1.0%, with no clear lean."));
         QCOMPARE(stackRecord("none named", 11, 6, -0.131, 0.131).sentence(),
                  std::string("On 11 published runs that name no stack, the predicted step time came within ±15% on 6; "
                              "median absolute error 13.1%, and it leans optimistic: at the median the prediction is "
@@ -192,6 +195,8 @@ private slots:
         deepspeed["workload"]["stack"] = "torchtitan";
         QCOMPARE(r.forPlan(parse(deepspeed)).size(), std::size_t{1});
         QCOMPARE(r.forPlan(parse(servingPlan("mixtral-8x7b", "a100-80gb"))).size(), std::size_t{2}); // serving: no stack
+        // With no record of its family, a plan's stack alone says nothing: no run like it was checked.
+        QVERIFY(r.forPlan(parse(trainingPlan("llama-3-8b", "tpu-v5p", json::array({2, 2, 2}), 4096))).empty());
     }
 
     // The file round-trips, and a damaged one is refused with the key named.
@@ -234,6 +239,13 @@ private slots:
         json by = good;
         by["by"] = "chip";
         QVERIFY(refused(file(json::array({by}))).find("families[0].by") != std::string::npos);
+        json stack = good;
+        stack["by"] = "stack";
+        QCOMPARE(refused(file(json::array({good, stack}))), std::string()); // a family and a stack may share a name
+        QVERIFY(refused(file(json::array({stack, stack}))).find("families[1].family") != std::string::npos);
+        json servingStack = r.toJson().at("families").at(1);
+        servingStack["by"] = "stack";
+        QVERIFY(refused(file(json::array({servingStack}))).find("families[0].by") != std::string::npos);
     }
 
     // The compiled-in record is the validation page's: every check family with runs in it, an

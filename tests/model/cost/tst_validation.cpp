@@ -333,7 +333,7 @@ TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> g
         if (std::string(g.group) == "calibration")
             continue;
         Groups families;
-        Groups stacks; // the training checks only: a serving plan names no stack
+        Groups stacks; // the training checks only (only addTraining sets a row's stack)
         for (const Row &r : rows)
             if (r.group == g.group && r.skipped.empty()) {
                 auto &[quantity, errors] = families[r.family];
