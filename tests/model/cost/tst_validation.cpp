@@ -329,6 +329,11 @@ TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> g
             record.add(std::move(f));
         }
     };
+    const auto collect = [](Groups &grouped, const std::string &key, const Row &r) {
+        auto &[quantity, errors] = grouped[key];
+        quantity = r.recorded;
+        errors.push_back(r.predicted / r.measured - 1);
+    };
     for (const auto &g : groups) {
         if (std::string(g.group) == "calibration")
             continue;
@@ -336,14 +341,9 @@ TrackRecord trackRecordOf(const std::vector<Row> &rows, std::span<const Group> g
         Groups stacks; // the training checks only (only addTraining sets a row's stack)
         for (const Row &r : rows)
             if (r.group == g.group && r.skipped.empty()) {
-                auto &[quantity, errors] = families[r.family];
-                quantity = r.recorded;
-                errors.push_back(r.predicted / r.measured - 1);
-                if (!r.stack.empty()) {
-                    auto &[stackQuantity, stackErrors] = stacks[r.stack];
-                    stackQuantity = r.recorded;
-                    stackErrors.push_back(r.predicted / r.measured - 1);
-                }
+                collect(families, r.family, r);
+                if (!r.stack.empty())
+                    collect(stacks, r.stack, r);
             }
         addRecords(families, g.band, false);
         addRecords(stacks, g.band, true);
@@ -355,6 +355,13 @@ const Group kGroups[] = {{"calibration", "Calibration (training step time)", 0.1
                          {"check: training", "Check: training step time", 0.15},
                          {"check: serving", "Check: serving", 0.20}};
 
+/// One family's (or stack's) row of the page's tables.
+void writeRecordRow(std::ostringstream &page, const FamilyRecord &f)
+{
+    page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
+         << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
+}
+
 /// The training checks by the stack their plans name: how far to trust a plan under each one
 /// (the track record's stack entries).
 void writeStackTable(std::ostringstream &page, const TrackRecord &record, double band)
@@ -364,8 +371,7 @@ void writeStackTable(std::ostringstream &page, const TrackRecord &record, double
          << "% |\n|---|---|---|---|---|\n";
     for (const FamilyRecord &f : record.families())
         if (f.byStack)
-            page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
-                 << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
+            writeRecordRow(page, f);
 }
 
 /// Per check set, each family's median signed and absolute error: where the model leans (the
@@ -386,8 +392,7 @@ void writeFamilyTables(std::ostringstream &page, const TrackRecord &record, std:
         for (const FamilyRecord &f : record.families()) {
             if ((f.quantity == RecordedQuantity::StepTime) != training || f.byStack)
                 continue;
-            page << "| " << f.family << " | " << f.scored << " | " << percent(f.medianError) << " | "
-                 << fixed(100 * f.medianAbsError, 1) << "% | " << f.withinBand << " of " << f.scored << " |\n";
+            writeRecordRow(page, f);
         }
         if (training)
             writeStackTable(page, record, g.band);
