@@ -208,8 +208,8 @@ PlanInspector::PlanInspector(QWidget *parent)
         tr("Whether the tensor-parallel all-gathers and reduce-scatters run beside the matmuls they feed "
            "(Transformer Engine's userbuffers: Megatron's --tp-comm-overlap, NeMo's tp_comm_overlap; torchtitan's "
            "async TP hides the forward's only). The stack's default: with sequence parallelism, NeMo overlaps "
-           "layers wider than d_model 4096 and Megatron-Core on Hopper or later overlaps every width; the "
-           "others leave them exposed. MaxText on TPUs hides the backward's collectives behind the weight "
+           "layers wider than d_model 4096; the others leave them exposed (Megatron-LM's flag is off unless "
+           "passed). MaxText on TPUs hides the backward's collectives behind the weight "
            "gradients even when exposed is chosen (XLA's async collectives)."),
         tr("Set tensor overlap"));
     auto *schedule = choiceEditor(tr("Pipeline schedule"), "/parallelism/pipeline_schedule",

@@ -272,17 +272,17 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     // (NVIDIA/NeMo nemo/collections/llm/recipes). So a NeMo plan overlaps past d_model 4096 and
     // not at or below it; NVIDIA's own small Nemotron recipes, which turn it on at every width,
     // are the exception a plan names with "tensor_overlap": true. Megatron-LM leaves it to a flag
-    // (--tp-comm-overlap): its published A100 runs predate it, while Megatron-Core's published
-    // Hopper runs pass it at every width (the README's performance table; the MoE README's
-    // "General Performance Tips" list it among the flags for "almost all workloads",
-    // NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md). torchtitan's async TP is an
-    // opt-in flag. With no stack named only the plan's tensor_overlap overlaps them: Meta's LLaMA-3 405B runs on
-    // 8,192 and 16,384 H100s (their own stack) come out 20-30% fast when their sequence-parallel
-    // collectives are hidden. XLA on TPUs is left as the MaxText runs were calibrated.
+    // that is off unless passed (--tp-comm-overlap; ModelParallelConfig.tp_comm_overlap = False,
+    // megatron/core/model_parallel_config.py at NVIDIA/Megatron-LM@d98e8a6), so a megatron plan
+    // runs them exposed unless it says "tensor_overlap": true. Published Hopper runs go both ways:
+    // Megatron-Core's own scaling table passes the flag at every width (MS, MW rows), FlagPerf's
+    // Megatron cases and the Megatron-MoE-ModelZoo's Qwen3 rows do not (FP, Z rows).
+    // torchtitan's async TP is an opt-in flag. With no stack named only the plan's tensor_overlap
+    // overlaps them: Meta's LLaMA-3 405B runs on 8,192 and 16,384 H100s (their own stack) come out
+    // 20-30% fast when their sequence-parallel collectives are hidden. XLA on TPUs is left as the
+    // MaxText runs were calibrated.
     if (chip.isTpu() || tensor < 2 || !sequenceParallel)
         return false;
-    if (stack == "megatron")
-        return runsTransformerEngineRecipes(chip);
     return stack == "nemo" && dModel > kNemoWidestWithoutOverlap;
 }
 

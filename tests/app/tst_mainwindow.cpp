@@ -422,8 +422,8 @@ private slots:
     }
 
     // The tensor overlap is chosen in the inspector: LLaMA-3 405B over 16,384 H100s (no stack:
-    // its sequence-parallel collectives exposed) gets faster with them overlapped, and Megatron
-    // on Hopper overlaps them by itself until the plan says "exposed"; "stack's default" removes
+    // its sequence-parallel collectives exposed) gets faster with them overlapped, and NeMo
+    // overlaps a layer this wide by itself until the plan says "exposed"; "stack's default" removes
     // the key; each choice is one undo step, and the field is a training field only.
     void choosingTheTensorOverlap()
     {
@@ -441,15 +441,15 @@ private slots:
         QVERIFY(!doc().json().at("parallelism").contains("tensor_overlap"));
         QCOMPARE(doc().evaluation().value().step.time, exposed);
         auto *stack = window().inspector()->findChild<QComboBox *>(QStringLiteral("/workload/stack"));
-        QVERIFY(choose(stack, QStringLiteral("megatron")));
-        const double megatron = doc().evaluation().value().step.time;
+        QVERIFY(choose(stack, QStringLiteral("nemo")));
+        const double nemo = doc().evaluation().value().step.time;
         choose(overlap, 2);
         QVERIFY(doc().json().at("parallelism").at("tensor_overlap") == json(false));
-        QVERIFY(doc().evaluation().value().step.time > megatron);
+        QVERIFY(doc().evaluation().value().step.time > nemo);
         doc().undoStack()->undo();
         QVERIFY(!doc().json().at("parallelism").contains("tensor_overlap"));
         QCOMPARE(overlap->currentIndex(), 0);
-        QCOMPARE(doc().evaluation().value().step.time, megatron);
+        QCOMPARE(doc().evaluation().value().step.time, nemo);
         QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/gemma-2-27b-h100x4-32k-serving.meshplan")));
         QVERIFY(!window().inspector()->editorFor("/parallelism/tensor_overlap")->isVisibleTo(window().inspector()));
     }
