@@ -104,11 +104,11 @@ constexpr double kMoeHostIssuePerExpertS = 25.7e-6;
 // 7B/8B-class models, d_model 4096); every userbuffers configuration they ship is wider.
 constexpr double kNemoWidestWithoutOverlap = 4096.0;
 
-// Whether a Megatron plan on `chip` runs Megatron-Core's current recipes (Transformer Engine's
-// userbuffers, DeepEP) rather than the 2021-22 Megatron-LM of the published A100 runs. Both came
-// with Hopper: userbuffers in TE 0.8 (April 2023), DeepEP for SM90; a GPU with fp8 units is
-// taken as an NVIDIA part of that generation or later (an inline chip of another vendor's with
-// fp8 would be read so too).
+// Whether a Megatron plan on `chip` runs Megatron-Core's current MoE recipes (DeepEP's dispatch,
+// and dropless layers that wait for the host) rather than the 2021-22 Megatron-LM of the
+// published A100 runs. DeepEP came with Hopper (SM90); a GPU with fp8 units is taken as an NVIDIA
+// part of that generation or later (an inline chip of another vendor's with fp8 would be read so
+// too).
 bool runsTransformerEngineRecipes(const Chip &chip)
 {
     return !chip.isTpu() && chip.listedPeakFlops(DType::Fp8) > 0;
@@ -275,8 +275,8 @@ bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int ten
     // that is off unless passed (--tp-comm-overlap; ModelParallelConfig.tp_comm_overlap = False,
     // megatron/core/model_parallel_config.py at NVIDIA/Megatron-LM@d98e8a6), so a megatron plan
     // runs them exposed unless it says "tensor_overlap": true. Published Hopper runs go both ways:
-    // Megatron-Core's own scaling table passes the flag at every width (MS, MW rows), FlagPerf's
-    // Megatron cases and the Megatron-MoE-ModelZoo's Qwen3 rows do not (FP, Z rows).
+    // Megatron-Core's own scaling table passes the flag at every width (MS, MW rows), while
+    // FlagPerf's Megatron cases and the Megatron-MoE-ModelZoo's Qwen3 rows do not (FP, Z rows).
     // torchtitan's async TP is an opt-in flag. With no stack named only the plan's tensor_overlap
     // overlaps them: Meta's LLaMA-3 405B runs on 8,192 and 16,384 H100s (their own stack) come out
     // 20-30% fast when their sequence-parallel collectives are hidden. XLA on TPUs is left as the

@@ -123,10 +123,10 @@ bool gathersWeightsBehindForward(const Chip &chip, std::string_view stack, int z
 
 /// Whether `stack` overlaps the tensor-parallel collectives with the matmuls beside them by itself
 /// (Transformer Engine's userbuffers in NeMo's recipes, which turn it on for layers wider than
-/// d_model 4096; Megatron-LM's --tp-comm-overlap is off unless passed), for a
-/// plan with tensor degree `tensor`, sequence parallelism on or off and layer width `dModel`. A
-/// plan's parallelism.tensor_overlap, true or false, decides over it; this says what the stack
-/// does when the plan does not say.
+/// d_model 4096; Megatron-LM's --tp-comm-overlap is off unless passed), for a plan with tensor
+/// degree `tensor`, sequence parallelism on or off and layer width `dModel`. A plan's
+/// parallelism.tensor_overlap, true or false, decides over it; this says what the stack does when
+/// the plan does not say.
 bool overlapsTensorCollectives(const Chip &chip, std::string_view stack, int tensor, bool sequenceParallel, double dModel);
 
 /// Whether a plan's collective matmuls (parallelism.tensor_overlap) hide the backward pass's

@@ -505,8 +505,8 @@ double TrainingBound::exposedCommunication(const TrainingShape &shape, const Lay
     const double denseLimit = layers.fewestDense > 0 ? layerTimeLimit / layers.fewestDense : kInfinity;
     const double moeLimit = layers.fewestMoe > 0 ? layerTimeLimit / layers.fewestMoe : kInfinity;
     exposed += shape.microbatches * (layers.fewestDense * fsdp(0, denseLimit) + layers.fewestMoe * fsdp(1, moeLimit));
-    // A stack may overlap the tensor collectives by itself (userbuffers: NeMo, Megatron-Core on
-    // Hopper); the plan's tensor_overlap, true or false, decides over it.
+    // A stack may overlap the tensor collectives by itself (userbuffers: NeMo's recipes past
+    // d_model 4096); the plan's tensor_overlap, true or false, decides over it.
     const bool tensorOverlap = m_plan.parallelism.tensorOverlap.value_or(
         m_mode == CostMode::Achievable
         && overlapsTensorCollectives(m_plan.topology.chip(), m_plan.training.stack,

@@ -450,6 +450,15 @@ private slots:
         QVERIFY(!doc().json().at("parallelism").contains("tensor_overlap"));
         QCOMPARE(overlap->currentIndex(), 0);
         QCOMPARE(doc().evaluation().value().step.time, nemo);
+        // Megatron-LM leaves them exposed unless --tp-comm-overlap is passed: "exposed" changes
+        // nothing, "overlapped" is NeMo's time.
+        QVERIFY(choose(stack, QStringLiteral("megatron")));
+        const double megatron = doc().evaluation().value().step.time;
+        QVERIFY(megatron > nemo);
+        choose(overlap, 2);
+        QCOMPARE(doc().evaluation().value().step.time, megatron);
+        choose(overlap, 1);
+        QCOMPARE(doc().evaluation().value().step.time, nemo);
         QVERIFY(window().openFile(QStringLiteral(MESHPLAN_TEST_DATA "/plans/gemma-2-27b-h100x4-32k-serving.meshplan")));
         QVERIFY(!window().inspector()->editorFor("/parallelism/tensor_overlap")->isVisibleTo(window().inspector()));
     }

@@ -1453,6 +1453,7 @@ private slots:
         passed["parallelism"]["tensor_overlap"] = true;
         QCOMPARE(exposedTensor(run(passed, CostMode::Achievable)).first, 0.0);
         QCOMPARE(plainExposed, plainTotal);
+        // The same on an A100, where no Transformer Engine of the era had userbuffers.
         json a100 = tensorPlan("megatron", true, 8192);
         a100["hardware"]["chip"] = "a100-80gb";
         const auto [a100Exposed, a100Total] = exposedTensor(run(a100, CostMode::Achievable));
