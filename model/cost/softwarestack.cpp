@@ -109,7 +109,7 @@ constexpr double kNemoWidestWithoutOverlap = 4096.0;
 // published A100 runs. DeepEP came with Hopper (SM90); a GPU with fp8 units is taken as an NVIDIA
 // part of that generation or later (an inline chip of another vendor's with fp8 would be read so
 // too).
-bool runsTransformerEngineRecipes(const Chip &chip)
+bool runsCurrentMoeRecipes(const Chip &chip)
 {
     return !chip.isTpu() && chip.listedPeakFlops(DType::Fp8) > 0;
 }
@@ -500,7 +500,7 @@ double moeHostIssueSeconds(const Chip &chip, std::string_view stack)
     // 1.893 s idle over 48 MoE layers x 64 microbatches x 3 forward-equivalent passes x 8 local
     // experts = 25.7 us each. Its Qwen3.5-35B-A3B control on the same GPUs, with twice the local
     // experts, idles 4.204 s in 26.048 s. Blackwell recipes capture the layer; TPUs run one program.
-    const bool hopper = runsTransformerEngineRecipes(chip) && chip.listedPeakFlops(DType::Fp4) <= 0;
+    const bool hopper = runsCurrentMoeRecipes(chip) && chip.listedPeakFlops(DType::Fp4) <= 0;
     return hopper && runsMegatronCore(stack) ? kMoeHostIssuePerExpertS : 0.0;
 }
 
@@ -509,7 +509,7 @@ bool deduplicatesExpertDispatch(const Chip &chip, std::string_view stack, Expert
     if (asked != ExpertDispatch::Stack)
         return asked == ExpertDispatch::Deduplicated;
     if (stack == "megatron")
-        return runsTransformerEngineRecipes(chip);
+        return runsCurrentMoeRecipes(chip);
     // NeMo's Megatron-Bridge performance recipes run the flex dispatcher (DeepEP, or HybridEP) for
     // their MoE models (scripts/performance/configs/*/..._workload_base_configs.py,
     // moe_flex_dispatcher_backend); a recipe that sets moe_token_dispatcher_type "alltoall" says
